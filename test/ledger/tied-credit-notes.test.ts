@@ -36,11 +36,11 @@ async function invoiceLedger(invoiceId: string): Promise<Record<number, number>>
 }
 
 async function withApproval<T>(run: () => Promise<T>): Promise<T> {
-  await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: true });
+  await acme.http.PATCH('/v1/settings', { body: { credit_note_approval_required: true } });
   try {
     return await run();
   } finally {
-    await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: false });
+    await acme.http.PATCH('/v1/settings', { body: { credit_note_approval_required: false } });
   }
 }
 
@@ -51,7 +51,7 @@ describe('credit notes tied to an invoice', () => {
       const inv = await createInvoice(acme, customer, [100_000]); // 1 000.00 + 180.00 IGST
       const cn = await note({ customer_id: customer, invoice_id: inv.id, amount: 118_000 });
       expect(cn.status).toBe(201);
-      const voided = await acme.api('POST', `/v1/invoices/${inv.id}/void`);
+      const voided = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: inv.id } });
       expect(voided.status).toBe(409);
       const ledger = await invoiceLedger(inv.id);
       expect(ledger[2120], 'IGST payable of the invoice').toBe(0);
@@ -67,9 +67,9 @@ describe('credit notes tied to an invoice', () => {
       const inv = await createInvoice(acme, customer, [100_000]);
       const pending = await withApproval(async () => (await note({ customer_id: customer, invoice_id: inv.id, amount: 118_000 })).body.data);
       expect(pending.status).toBe('pending_approval');
-      expect((await acme.api('POST', `/v1/invoices/${inv.id}/void`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: inv.id } })).status).toBe(200);
       expect(await get(`/v1/credit-notes/${pending.id}`)).toMatchObject({ status: 'void', balance: 0, number: null });
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/approve', { path: { id: pending.id } })).status).toBe(409);
       const ledger = await invoiceLedger(inv.id);
       expect(ledger[2120], 'IGST payable of the invoice').toBe(0);
       expect(ledger[4900], 'revenue reversed once').toBe(-100_000);
@@ -77,17 +77,17 @@ describe('credit notes tied to an invoice', () => {
 
     it('through gift cancel: the open purchase invoice is voided with its pending note, and the net effect is nil', async () => {
       const buyer = await interState();
-      const plan = (await acme.api('POST', '/v1/plans', { name: 'Gifted', interval_unit: 'month', amount: 10_000, currency: 'INR' })).body.data;
+      const plan = (await acme.http.POST('/v1/plans', { body: { name: 'Gifted', interval_unit: 'month', amount: 10_000, currency: 'INR' } })).body.data;
       const gift = (
-        await acme.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: buyer, recipient_email: 'friend@example.in', duration_months: 1 })
+        await acme.http.POST('/v1/gifts', { body: { plan_id: plan.id, buyer_customer_id: buyer, recipient_email: 'friend@example.in', duration_months: 1 } })
       ).body.data;
       const inv = await get(`/v1/invoices/${gift.invoice_id}`);
       const pending = await withApproval(async () => (await note({ customer_id: buyer, invoice_id: inv.id, amount: inv.total })).body.data);
-      const canceled = await acme.api('POST', `/v1/gifts/${gift.id}/cancel`);
+      const canceled = await acme.http.POST('/v1/gifts/{id}/cancel', { path: { id: gift.id } });
       expect(canceled.status, canceled.text).toBe(200);
       expect(canceled.body.data.invoice_voided).toBe(true);
       expect((await get(`/v1/credit-notes/${pending.id}`)).status).toBe('void');
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/approve', { path: { id: pending.id } })).status).toBe(409);
       const ledger = await invoiceLedger(inv.id);
       expect([ledger[2120], ledger[1100], ledger[4000]! + ledger[4900]!]).toEqual([0, 0, 0]);
     });
@@ -95,19 +95,20 @@ describe('credit notes tied to an invoice', () => {
     it("through a quote's invoice: a pending note is voided with it; an issued one has settled it and the void is refused", async () => {
       const customer = await interState();
       const accepted = async () => {
-        const quote = (await acme.api('POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'Work', quantity: 1, unit_amount: 10_000 }] }))
-          .body.data;
-        const res = await acme.api('POST', `/v1/quotes/${quote.id}/accept`);
+        const quote = (
+          await acme.http.POST('/v1/quotes', { body: { customer_id: customer, line_items: [{ description: 'Work', quantity: 1, unit_amount: 10_000 }] } })
+        ).body.data;
+        const res = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: quote.id } });
         expect(res.status, res.text).toBe(200);
         return get(`/v1/invoices/${(await get(`/v1/quotes/${quote.id}`)).invoice_id}`);
       };
       const first = await accepted();
       const pending = await withApproval(async () => (await note({ customer_id: customer, invoice_id: first.id, amount: 5_900 })).body.data);
-      expect((await acme.api('POST', `/v1/invoices/${first.id}/void`)).status).toBe(200);
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: first.id } })).status).toBe(200);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/approve', { path: { id: pending.id } })).status).toBe(409);
       const second = await accepted();
       expect((await note({ customer_id: customer, invoice_id: second.id, amount: 5_900 })).status).toBe(201);
-      expect((await acme.api('POST', `/v1/invoices/${second.id}/void`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: second.id } })).status).toBe(409);
       for (const inv of [first, second]) expect((await invoiceLedger(inv.id))[2120], `IGST payable of ${inv.number}`).toBeGreaterThanOrEqual(0);
       expect((await invoiceLedger(first.id))[2120]).toBe(0);
       expect((await invoiceLedger(second.id))[2120]).toBe(900);
@@ -118,7 +119,9 @@ describe('credit notes tied to an invoice', () => {
     it('spends the note on its own open invoice first; only the rest becomes customer credit', async () => {
       const customer = await interState();
       const j = await createInvoice(acme, customer, [100_000]); // 1 180.00
-      const paid = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: j.id, payment_type: 'bank_transfer', amount: 50_000 });
+      const paid = await acme.http.POST('/v1/payments/offline', {
+        body: { customer_id: customer, invoice_id: j.id, payment_type: 'bank_transfer', amount: 50_000 },
+      });
       expect(paid.status, paid.text).toBe(201);
       const cn = (await note({ customer_id: customer, invoice_id: j.id, amount: 118_000 })).body.data;
       expect(cn).toMatchObject({ status: 'issued', balance: 50_000 });
@@ -141,23 +144,27 @@ describe('credit notes tied to an invoice', () => {
   describe('lines of a mixed-rate invoice', () => {
     async function mixedInvoice() {
       const customer = await interState();
-      const res = await acme.api('POST', '/v1/invoices', {
-        customer_id: customer,
-        currency: 'INR',
-        lines: [
-          { description: 'Software', unit_amount: 10_000, hsn_code: '998314' }, // 18 %: 1 800 IGST
-          { description: 'Tea', unit_amount: 10_000, hsn_code: '0902' }, // 5 %: 500 IGST
-        ],
+      const res = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: customer,
+          currency: 'INR',
+          lines: [
+            { description: 'Software', unit_amount: 10_000, hsn_code: '998314' }, // 18 %: 1 800 IGST
+            { description: 'Tea', unit_amount: 10_000, hsn_code: '0902' }, // 5 %: 500 IGST
+          ],
+        },
       });
       expect(res.status, res.text).toBe(201);
       // Paid, so the notes stay spendable credit and the ledger shows only the reversal.
-      await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: res.body.data.id, payment_type: 'bank_transfer', amount: 22_300 });
+      await acme.http.POST('/v1/payments/offline', {
+        body: { customer_id: customer, invoice_id: res.body.data.id, payment_type: 'bank_transfer', amount: 22_300 },
+      });
       return { customer, invoice: res.body.data };
     }
 
     it('credits the named line at its own rate and with its own HSN', async () => {
       const { customer, invoice } = await mixedInvoice();
-      const tea = invoice.lines[1];
+      const tea = invoice.lines[1]!;
       const res = await note({ customer_id: customer, invoice_id: invoice.id, lines: [{ invoice_line_id: tea.id, amount: 5_250 }] });
       expect(res.status, res.text).toBe(201);
       expect(res.body.data).toMatchObject({ amount: 5_250, subtotal: 5_000, igst_amount: 250, hsn_code: '0902' });
@@ -190,8 +197,8 @@ describe('credit notes tied to an invoice', () => {
       expect(res.status, res.text).toBe(201);
       expect(res.body.data, JSON.stringify(res.body.data.lines)).toMatchObject({ amount: 11_150, subtotal: 10_000, igst_amount: 1_150 });
       expect(res.body.data.lines).toEqual([
-        expect.objectContaining({ invoice_line_id: invoice.lines[0].id, hsn_code: '998314', amount: 5_900, subtotal: 5_000, igst_amount: 900 }),
-        expect.objectContaining({ invoice_line_id: invoice.lines[1].id, hsn_code: '0902', amount: 5_250, subtotal: 5_000, igst_amount: 250 }),
+        expect.objectContaining({ invoice_line_id: invoice.lines[0]!.id, hsn_code: '998314', amount: 5_900, subtotal: 5_000, igst_amount: 900 }),
+        expect.objectContaining({ invoice_line_id: invoice.lines[1]!.id, hsn_code: '0902', amount: 5_250, subtotal: 5_000, igst_amount: 250 }),
       ]);
     });
   });
@@ -217,7 +224,7 @@ describe('credit notes tied to an invoice', () => {
         return `${String(d.getUTCMonth() + 1).padStart(2, '0')}${d.getUTCFullYear()}`;
       };
       const inv = await createInvoice(acme, buyer, [10_000]); // 100.00 + 18.00 IGST
-      await acme.api('POST', '/v1/payments/offline', { customer_id: buyer, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 11_800 });
+      await acme.http.POST('/v1/payments/offline', { body: { customer_id: buyer, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 11_800 } });
       const noteMonth = monthOf(t.clock.now().toISOString());
       const expiresAt = new Date(t.clock.now().getTime() + 40 * 86_400_000).toISOString();
       const cn = (await note({ customer_id: buyer, invoice_id: inv.id, amount: 5_900, expires_at: expiresAt })).body.data;

@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { openTestDatabase } from './database.js';
+import { typedApi, type TypedApi } from './typed-api.js';
 
 export type ApiResponse = {
   status: number;
@@ -21,6 +22,8 @@ export type Tenant = {
   key: string;
   /** Calls the API as this tenant. */
   api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
+  /** Calls the API as this tenant, typed against the OpenAPI document (test/support/typed-api.ts). */
+  http: TypedApi;
   /** The Kosh the tenant lives in (factories that need more than the tenant's API use it). */
   testKosh: TestKosh;
 };
@@ -123,12 +126,8 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
     const res = await api('POST', '/auth/register', { name: `Tenant ${tenantCounter}`, email: `owner${tenantCounter}@tenant.test`, ...overrides }, headers);
     if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
     const key: string = res.body.data.api_key.key;
-    return {
-      tenantId: res.body.data.tenant.id,
-      key,
-      api: (method, url, body, headers = {}) => api(method, url, body, { authorization: `Bearer ${key}`, ...headers }),
-      testKosh,
-    };
+    const tenantApi: Tenant['api'] = (method, url, body, headers = {}) => api(method, url, body, { authorization: `Bearer ${key}`, ...headers });
+    return { tenantId: res.body.data.tenant.id, key, api: tenantApi, http: typedApi(tenantApi), testKosh };
   };
 
   const testKosh: TestKosh = {

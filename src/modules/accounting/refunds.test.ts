@@ -13,7 +13,7 @@ let t: TestKosh;
 let acme: Tenant;
 let customer: string;
 let invoice: { id: string; number: string };
-let refund: { id: string; credit_note_id: string; amount: number };
+let refund: { id: string; credit_note_id: string | null; amount: number };
 let noteNumber: string;
 const connections: Record<string, string> = {};
 testGatewayJournal('memory:');
@@ -22,10 +22,10 @@ const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function syncAndDrain(connectionId: string) {
-  const res = await acme.api('POST', '/v1/accounting/sync', { connection_id: connectionId });
+  const res = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connectionId } });
   expect(res.status, res.text).toBe(202);
   await t.kosh.worker.drain();
-  return res.body.data[0].id as string;
+  return res.body.data[0]!.id;
 }
 
 async function records(query: string) {
@@ -38,26 +38,30 @@ beforeAll(async () => {
   sandbox = await startAccountingSandbox();
   t = await startTestKosh({ env: sandbox.env() });
   acme = await t.registerTenant({ state_code: '29', gstin: gstinFor('29') });
-  const gateway = await acme.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] });
+  const gateway = await acme.http.POST('/v1/gateway-connections', {
+    body: { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] },
+  });
   expect(gateway.status, gateway.text).toBe(201);
-  const c = await acme.api('POST', '/v1/customers', {
-    email: 'ka@buyer.in',
-    name: 'Bengaluru Buyer',
-    gstin: gstinFor('29', 'BBBBB2222B1Z'),
-    billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+  const c = await acme.http.POST('/v1/customers', {
+    body: {
+      email: 'ka@buyer.in',
+      name: 'Bengaluru Buyer',
+      gstin: gstinFor('29', 'BBBBB2222B1Z'),
+      billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+    },
   });
   customer = c.body.data.id;
-  expect((await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
+  expect((await acme.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_visa' } })).status).toBe(201);
   invoice = await createInvoice(acme, customer, [100_000], { lines: [{ description: 'Pro plan', unit_amount: 100_000, hsn_code: '998314' }] }); // 118 000 with CGST+SGST
-  expect((await acme.api('POST', `/v1/invoices/${invoice.id}/pay`, {})).status).toBeLessThan(300);
-  const [attempt] = (await acme.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data;
-  const res = await acme.api('POST', `/v1/payments/${attempt.payment_id}/refunds`, { amount: 59_000, reason: 'Duplicate seat' });
+  expect((await acme.http.POST('/v1/invoices/{id}/pay', { path: { id: invoice.id }, body: {} })).status).toBeLessThan(300);
+  const [attempt] = (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoice.id } })).body.data;
+  const res = await acme.http.POST('/v1/payments/{id}/refunds', { path: { id: attempt!.payment_id! }, body: { amount: 59_000, reason: 'Duplicate seat' } });
   expect(res.status, res.text).toBe(201);
   refund = res.body.data;
   await t.kosh.worker.drain(); // the gateway refunds it
-  const note = (await acme.api('GET', `/v1/credit-notes/${refund.credit_note_id}`)).body.data;
+  const note = (await acme.http.GET('/v1/credit-notes/{id}', { path: { id: refund.credit_note_id! } })).body.data;
   expect(note).toMatchObject({ type: 'refund', refund_status: 'processed', subtotal: 50_000, cgst_amount: 4_500, sgst_amount: 4_500 });
-  noteNumber = note.number;
+  noteNumber = note.number!;
   for (const provider of ['quickbooks', 'xero', 'zoho_books'] as const) {
     connections[provider] = (await connectThroughBrowser(t, acme, provider)).location.searchParams.get('connection_id')!;
   }
@@ -156,7 +160,7 @@ describe('refunds in the books', () => {
 describe('Zoho Books creates without an idempotency key', () => {
   it('a create whose answer is lost is found again on retry, not made twice (contact, invoice, payment)', async () => {
     // A new customer: the contact create reaches Zoho, the answer never reaches Kosh.
-    const c = await acme.api('POST', '/v1/customers', { email: 'mh@buyer.in', name: 'Mumbai Buyer', gstin: gstinFor('27', 'CCCCC3333C1Z') });
+    const c = await acme.http.POST('/v1/customers', { body: { email: 'mh@buyer.in', name: 'Mumbai Buyer', gstin: gstinFor('27', 'CCCCC3333C1Z') } });
     const mh = c.body.data.id as string;
     sandbox.dropAnswer('zoho_books', 1);
     const mark = sandbox.requests.length;
@@ -178,12 +182,14 @@ describe('Zoho Books creates without an idempotency key', () => {
 
     // An invoice and its offline payment: each create's answer lost once.
     const inv = await createInvoice(acme, mh, [20_000]);
-    const pay = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: mh,
-      invoice_id: inv.id,
-      payment_type: 'bank_transfer',
-      amount: inv.total,
-      reference_number: 'UTR-MH-1',
+    const pay = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: mh,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        amount: inv.total,
+        reference_number: 'UTR-MH-1',
+      },
     });
     expect(pay.status, pay.text).toBe(201);
     sandbox.dropAnswer('zoho_books', 1);
@@ -210,7 +216,7 @@ describe('Zoho Books creates without an idempotency key', () => {
   });
 
   it('the lookup is not made for a create that was never started (no extra calls on a normal sync)', async () => {
-    const c = await acme.api('POST', '/v1/customers', { email: 'dl@buyer.in', name: 'Delhi Buyer' });
+    const c = await acme.http.POST('/v1/customers', { body: { email: 'dl@buyer.in', name: 'Delhi Buyer' } });
     expect(c.status).toBe(201);
     const mark = sandbox.requests.length;
     await syncAndDrain(connections.zoho_books!);

@@ -14,8 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const note = (body: Record<string, unknown>) => acme.api('POST', '/v1/credit-notes', { customer_id: customer, reason: 'goodwill', ...body });
-const balanceOf = async (id: string) => (await acme.api('GET', `/v1/credit-notes/${id}`)).body.data;
+const note = (body: Record<string, unknown>) => acme.http.POST('/v1/credit-notes', { body: { customer_id: customer, reason: 'goodwill', ...body } });
+const balanceOf = async (id: string) => (await acme.http.GET('/v1/credit-notes/{id}', { path: { id } })).body.data;
 
 describe('credit notes', () => {
   describe('create', () => {
@@ -51,11 +51,11 @@ describe('credit notes', () => {
       expect(inv).toMatchObject({ subtotal: 6, igst_amount: 1, total: 7 });
       // Each split against the whole invoice would round IGST to 0 three times and credit a
       // taxable value of 7 against an invoice of 6.
-      const notes: Record<string, number>[] = [];
+      const notes: { subtotal: number; igst_amount: number; tax_amount: number; amount: number }[] = [];
       for (const amount of [2, 2, 3]) notes.push((await note({ invoice_id: inv.id, amount })).body.data);
-      const sum = (key: string) => notes.reduce((total, n) => total + n[key]!, 0);
+      const sum = (key: 'subtotal' | 'igst_amount' | 'amount') => notes.reduce((total, n) => total + n[key], 0);
       expect({ subtotal: sum('subtotal'), igst_amount: sum('igst_amount'), amount: sum('amount') }).toEqual({ subtotal: 6, igst_amount: 1, amount: 7 });
-      for (const n of notes) expect(n.subtotal! + n.tax_amount!).toBe(n.amount);
+      for (const n of notes) expect(n.subtotal + n.tax_amount).toBe(n.amount);
     });
 
     it('refuses more credit than the invoice has left', async () => {
@@ -67,9 +67,9 @@ describe('credit notes', () => {
 
     it('embeds the customer with expand=customer', async () => {
       const created = await note({ amount: 10 });
-      const res = await acme.api('GET', `/v1/credit-notes/${created.body.data.id}?expand=customer`);
+      const res = await acme.http.GET('/v1/credit-notes/{id}', { path: { id: created.body.data.id }, query: { expand: 'customer' } });
       expect(res.body.data.customer).toMatchObject({ id: customer });
-      expect((await acme.api('GET', `/v1/credit-notes/${created.body.data.id}`)).body.data.customer).toBeUndefined();
+      expect((await acme.http.GET('/v1/credit-notes/{id}', { path: { id: created.body.data.id } })).body.data.customer).toBeUndefined();
     });
   });
 
@@ -78,13 +78,13 @@ describe('credit notes', () => {
       const cn = (await note({ amount: 2_000 })).body.data;
       const inv = await createInvoice(acme, customer, [10_000], { auto_finalize: false });
       // Drafts cannot take credit.
-      expect((await acme.api('POST', `/v1/credit-notes/${cn.id}/apply`, { invoice_id: inv.id, amount: 500 })).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/apply', { path: { id: cn.id }, body: { invoice_id: inv.id, amount: 500 } })).status).toBe(409);
     });
 
     it('is applied automatically when the next invoice is finalized, soonest-expiring first', async () => {
       const fresh = await createCustomer(acme);
-      const later = (await acme.api('POST', '/v1/credit-notes', { customer_id: fresh, amount: 300, expires_at: '2027-01-01T00:00:00Z' })).body.data;
-      const sooner = (await acme.api('POST', '/v1/credit-notes', { customer_id: fresh, amount: 200, expires_at: '2026-06-01T00:00:00Z' })).body.data;
+      const later = (await acme.http.POST('/v1/credit-notes', { body: { customer_id: fresh, amount: 300, expires_at: '2027-01-01T00:00:00Z' } })).body.data;
+      const sooner = (await acme.http.POST('/v1/credit-notes', { body: { customer_id: fresh, amount: 200, expires_at: '2026-06-01T00:00:00Z' } })).body.data;
       const inv = await createInvoice(acme, fresh, [300]); // 354 with IGST? customer has no state → supplier state → intra: 27+27
       expect(inv.amount_credited).toBe(354);
       expect(inv.amount_due).toBe(0);
@@ -97,46 +97,51 @@ describe('credit notes', () => {
       // An invoice created before the credit exists takes none of it automatically.
       const buyer = await createCustomer(acme, { billing_address: { state_code: '27', country: 'IN' } });
       const inv = await createInvoice(acme, buyer, [100]); // 118
-      const cn = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyer, amount: 1_000 })).body.data;
+      const cn = (await acme.http.POST('/v1/credit-notes', { body: { customer_id: buyer, amount: 1_000 } })).body.data;
       const fresh = await createCustomer(acme);
       const foreign = await createInvoice(acme, fresh, [100]);
-      expect((await acme.api('POST', `/v1/credit-notes/${cn.id}/apply`, { invoice_id: inv.id, amount: 119 })).status).toBe(409);
-      expect((await acme.api('POST', `/v1/credit-notes/${cn.id}/apply`, { invoice_id: foreign.id, amount: 10 })).status).toBe(400);
-      const ok = await acme.api('POST', `/v1/credit-notes/${cn.id}/apply`, { invoice_id: inv.id, amount: 118 });
+      expect((await acme.http.POST('/v1/credit-notes/{id}/apply', { path: { id: cn.id }, body: { invoice_id: inv.id, amount: 119 } })).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/apply', { path: { id: cn.id }, body: { invoice_id: foreign.id, amount: 10 } })).status).toBe(400);
+      const ok = await acme.http.POST('/v1/credit-notes/{id}/apply', { path: { id: cn.id }, body: { invoice_id: inv.id, amount: 118 } });
       expect(ok.status).toBe(200);
       expect(ok.body.data.balance).toBe(882);
-      expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_credited: 118 });
+      expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data).toMatchObject({ status: 'paid', amount_credited: 118 });
     });
   });
 
   describe('void, approval and expiry', () => {
     it('voids only while unused', async () => {
       const unused = (await note({ amount: 500 })).body.data;
-      expect((await acme.api('POST', `/v1/credit-notes/${unused.id}/void`)).body.data).toMatchObject({ status: 'void', balance: 0 });
-      expect((await acme.api('POST', `/v1/credit-notes/${unused.id}/void`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-notes/{id}/void', { path: { id: unused.id } })).body.data).toMatchObject({ status: 'void', balance: 0 });
+      expect((await acme.http.POST('/v1/credit-notes/{id}/void', { path: { id: unused.id } })).status).toBe(409);
       const buyer = await createCustomer(acme);
       const inv = await createInvoice(acme, buyer, [100]);
-      const spent = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyer, amount: 500 })).body.data;
-      expect((await acme.api('POST', `/v1/credit-notes/${spent.id}/apply`, { invoice_id: inv.id, amount: 10 })).status).toBe(200);
-      const res = await acme.api('POST', `/v1/credit-notes/${spent.id}/void`);
+      const spent = (await acme.http.POST('/v1/credit-notes', { body: { customer_id: buyer, amount: 500 } })).body.data;
+      expect((await acme.http.POST('/v1/credit-notes/{id}/apply', { path: { id: spent.id }, body: { invoice_id: inv.id, amount: 10 } })).status).toBe(200);
+      const res = await acme.http.POST('/v1/credit-notes/{id}/void', { path: { id: spent.id } });
       expect(res.status).toBe(409);
     });
 
     it('waits for approval under governance, numbering only at approval', async () => {
-      await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: true });
+      await acme.http.PATCH('/v1/settings', { body: { credit_note_approval_required: true } });
       const pending = (await note({ amount: 700 })).body.data;
       expect(pending).toMatchObject({ status: 'pending_approval', number: null });
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/apply`, { invoice_id: '00000000-0000-7000-8000-000000000000', amount: 1 })).status).toBe(
-        404,
-      );
+      expect(
+        (
+          await acme.http.POST('/v1/credit-notes/{id}/apply', {
+            path: { id: pending.id },
+            body: { invoice_id: '00000000-0000-7000-8000-000000000000', amount: 1 },
+          })
+        ).status,
+      ).toBe(404);
       const approver = await secondActor(acme);
       const approved = await approver('POST', `/v1/credit-notes/${pending.id}/approve`);
       expect(approved.body.data).toMatchObject({ status: 'issued' });
       expect(approved.body.data.number).toMatch(/^CN-/);
       expect((await approver('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
       const rejected = (await note({ amount: 1 })).body.data;
-      expect((await acme.api('POST', `/v1/credit-notes/${rejected.id}/reject`)).body.data.status).toBe('rejected');
-      await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: false });
+      expect((await acme.http.POST('/v1/credit-notes/{id}/reject', { path: { id: rejected.id } })).body.data.status).toBe('rejected');
+      await acme.http.PATCH('/v1/settings', { body: { credit_note_approval_required: false } });
     });
 
     it('expires the unspent balance at expires_at through the job', async () => {
@@ -151,8 +156,8 @@ describe('credit notes', () => {
 
   it("answers 404 for another tenant's credit note", async () => {
     const other = await t.registerTenant();
-    const theirs = await other.api('POST', '/v1/credit-notes', { customer_id: await createCustomer(other), amount: 5 });
-    expect((await acme.api('GET', `/v1/credit-notes/${theirs.body.data.id}`)).status).toBe(404);
-    expect((await acme.api('POST', `/v1/credit-notes/${theirs.body.data.id}/void`)).status).toBe(404);
+    const theirs = await other.http.POST('/v1/credit-notes', { body: { customer_id: await createCustomer(other), amount: 5 } });
+    expect((await acme.http.GET('/v1/credit-notes/{id}', { path: { id: theirs.body.data.id } })).status).toBe(404);
+    expect((await acme.http.POST('/v1/credit-notes/{id}/void', { path: { id: theirs.body.data.id } })).status).toBe(404);
   });
 });

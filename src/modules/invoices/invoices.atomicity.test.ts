@@ -27,7 +27,7 @@ async function counts(tenantId: string) {
 
 describe('invoices: all or nothing', () => {
   it('leaves no record, ledger line, number or event when the action fails after its writes, at commit', async () => {
-    await acme.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', lines: [{ description: 'ok', unit_amount: 100 }] });
+    await acme.http.POST('/v1/invoices', { body: { customer_id: customer, currency: 'INR', lines: [{ description: 'ok', unit_amount: 100 }] } });
     const before = await counts(acme.tenantId);
     expect(before.counter).toBe(1);
 
@@ -38,7 +38,9 @@ describe('invoices: all or nothing', () => {
     await sql`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
               FOR EACH ROW WHEN (NEW.type = 'invoice.finalized') EXECUTE FUNCTION test_fail_at_commit()`.execute(t.database.db);
     try {
-      const res = await acme.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', lines: [{ description: 'doomed', unit_amount: 5_000 }] });
+      const res = await acme.http.POST('/v1/invoices', {
+        body: { customer_id: customer, currency: 'INR', lines: [{ description: 'doomed', unit_amount: 5_000 }] },
+      });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'internal_error', message: 'internal error' } });
     } finally {
@@ -48,7 +50,7 @@ describe('invoices: all or nothing', () => {
     expect(await counts(acme.tenantId)).toEqual(before);
 
     // The number that failed is not lost: the next invoice takes it.
-    const next = await acme.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', lines: [{ description: 'ok', unit_amount: 100 }] });
+    const next = await acme.http.POST('/v1/invoices', { body: { customer_id: customer, currency: 'INR', lines: [{ description: 'ok', unit_amount: 100 }] } });
     expect(next.body.data.number).toBe('INV-000002');
   });
 
@@ -57,17 +59,19 @@ describe('invoices: all or nothing', () => {
     const buyer = await createCustomer(tenant);
     const drafts: string[] = [];
     for (let i = 0; i < 100; i++) {
-      const res = await tenant.api('POST', '/v1/invoices', {
-        customer_id: buyer,
-        currency: 'INR',
-        auto_finalize: false,
-        lines: [{ description: `d${i}`, unit_amount: 100 + i }],
+      const res = await tenant.http.POST('/v1/invoices', {
+        body: {
+          customer_id: buyer,
+          currency: 'INR',
+          auto_finalize: false,
+          lines: [{ description: `d${i}`, unit_amount: 100 + i }],
+        },
       });
       drafts.push(res.body.data.id);
     }
-    const results = await Promise.all(drafts.map((id) => tenant.api('POST', `/v1/invoices/${id}/finalize`)));
+    const results = await Promise.all(drafts.map((id) => tenant.http.POST('/v1/invoices/{id}/finalize', { path: { id } })));
     expect(results.map((r) => r.status)).toEqual(drafts.map(() => 200));
-    const numbers = results.map((r) => Number(r.body.data.number.slice('RACE-'.length))).sort((a, b) => a - b);
+    const numbers = results.map((r) => Number(r.body.data.number!.slice('RACE-'.length))).sort((a, b) => a - b);
     expect(numbers).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
   });
 });

@@ -31,18 +31,18 @@ describe('offline payments', () => {
         reference_number: 'UTR123',
         recorded_by: 'ops@acme',
       });
-      let current = (await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data;
+      let current = (await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data;
       expect(current).toMatchObject({ status: 'open', amount_paid: 50_000, amount_due: 68_000 });
 
       // The customer withholds 10% TDS on the taxable value and pays the rest.
       const rest = await pay({ invoice_id: inv.id, amount: 58_000, tds_amount: 10_000 });
       expect(rest.status).toBe(201);
-      current = (await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data;
+      current = (await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data;
       expect(current).toMatchObject({ status: 'paid', amount_due: 0, amount_paid: 118_000, amount_tds: 10_000 });
       expect(current.paid_at).not.toBeNull();
 
-      const entries = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
-      const last = entries[entries.length - 1];
+      const entries = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: inv.id } })).body.data;
+      const last = entries[entries.length - 1]!;
       expect(last.kind).toBe('payment.recorded');
       const byAccount = Object.fromEntries(
         last.lines.map((l: { account_code: number; debit: number; credit: number }) => [l.account_code, l.debit - l.credit]),
@@ -53,19 +53,19 @@ describe('offline payments', () => {
     it('records a payment without an invoice as a customer advance', async () => {
       // Its own customer: an advance pays the customer's next invoices (decision 0280).
       const other = await createCustomer(acme, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
-      const res = await acme.api('POST', '/v1/payments/offline', { customer_id: other, payment_type: 'cash', amount: 7_500 });
+      const res = await acme.http.POST('/v1/payments/offline', { body: { customer_id: other, payment_type: 'cash', amount: 7_500 } });
       expect(res.status).toBe(201);
       expect(res.body.data.invoice_id).toBeNull();
-      const advances = (await acme.api('GET', `/v1/advances?customer_id=${other}`)).body.data;
+      const advances = (await acme.http.GET('/v1/advances', { query: { customer_id: other } })).body.data;
       expect(advances).toMatchObject([{ payment_id: res.body.data.id, amount: 7_500, balance: 7_500 }]);
     });
 
     it('defaults the currency to INR and lists payments newest first', async () => {
-      const list = await acme.api('GET', `/v1/payments?customer_id=${customer}`);
+      const list = await acme.http.GET('/v1/payments', { query: { customer_id: customer } });
       expect(list.body.total_count).toBe(2);
       expect(list.body.data[0]).toMatchObject({ amount: 58_000, currency: 'INR' });
-      const one = await acme.api('GET', `/v1/payments/${list.body.data[0].id}`);
-      expect(one.body.data.id).toBe(list.body.data[0].id);
+      const one = await acme.http.GET('/v1/payments/{id}', { path: { id: list.body.data[0]!.id } });
+      expect(one.body.data.id).toBe(list.body.data[0]!.id);
     });
   });
 
@@ -89,13 +89,13 @@ describe('offline payments', () => {
       expect((await pay({ invoice_id: inv.id, amount: 1_181 })).status).toBe(400);
       expect((await pay({ invoice_id: inv.id, amount: 1_000, tds_amount: 181 })).status).toBe(400);
       expect((await pay({ invoice_id: inv.id, amount: 1_180, currency: 'USD' })).status).toBe(400);
-      const unchanged = (await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data;
+      const unchanged = (await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data;
       expect(unchanged.amount_due).toBe(1_180);
     });
 
     it('answers 409 for a void or already paid invoice', async () => {
       const inv = await createInvoice(acme, customer, [1_000]);
-      await acme.api('POST', `/v1/invoices/${inv.id}/void`);
+      await acme.http.POST('/v1/invoices/{id}/void', { path: { id: inv.id } });
       const res = await pay({ invoice_id: inv.id, amount: 100 });
       expect(res.status).toBe(409);
       expect(res.body.error.message).toContain('void');
@@ -118,7 +118,7 @@ describe('offline payments', () => {
       const ok = results.filter((r) => r.status === 201).length;
       expect(ok).toBe(11);
       expect(results.filter((r) => r.status === 400 || r.status === 409)).toHaveLength(9);
-      const final = (await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data;
+      const final = (await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data;
       expect(final.amount_paid).toBe(11_000);
       expect(final.amount_due).toBe(800);
     });

@@ -64,14 +64,10 @@ describe('subscriptions', () => {
           period_end: '2026-05-01T00:00:00.000Z',
         }),
       ]);
-      const journal = await acme.api('GET', `/v1/invoices/${invoice.id}/journal-entries`);
+      const journal = await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoice.id } });
       expect(journal.body.data.map((e: { kind: string }) => e.kind)).toEqual(['invoice.finalized', 'revenue.deferred']);
-      const events = await acme.api('GET', `/v1/events?type=subscription.created`);
-      expect(
-        events.body.data.some(
-          (e: { data: { object: { id: string; latest_invoice_id: string } } }) => e.data.object.id === sub.id && e.data.object.latest_invoice_id === invoice.id,
-        ),
-      ).toBe(true);
+      const events = await acme.http.GET('/v1/events', { query: { type: 'subscription.created' } });
+      expect(events.body.data.some((e) => e.data.object.id === sub.id && e.data.object.latest_invoice_id === invoice.id)).toBe(true);
     });
 
     it("starts trialing on the plan's trial days, invoicing nothing until the trial ends", async () => {
@@ -95,8 +91,8 @@ describe('subscriptions', () => {
 
     it("defaults the currency to the tenant's base currency, else the plan's only price", async () => {
       // GST on a dollar invoice is determined in INR (rule 34): the entity keeps a USD rate.
-      const entity = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-      await acme.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
+      const entity = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+      await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entity }, body: { currency: 'USD', rate: '83' } });
       const twoPrices = await createPlan(acme, {
         prices: [
           { amount: 1500, currency: 'USD' },
@@ -117,10 +113,10 @@ describe('subscriptions', () => {
     });
 
     it('refuses a currency the plan has no price in with 400 naming currency', async () => {
-      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: monthly.id, currency: 'EUR' });
+      const res = await acme.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: monthly.id, currency: 'EUR' } });
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'currency' }] });
-      expect(res.body.error.message).toContain('no price in EUR');
+      expect(res.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'currency' }] });
+      expect(res.error!.message).toContain('no price in EUR');
     });
 
     it("answers 404 for an unknown or another tenant's plan or customer, alike", async () => {
@@ -132,7 +128,7 @@ describe('subscriptions', () => {
         [{ customer_id: missing, plan_id: monthly.id }, 'customer'],
         [{ customer_id: theirCustomer, plan_id: monthly.id }, 'customer'],
       ] as const) {
-        const res = await acme.api('POST', '/v1/subscriptions', body);
+        const res = await acme.http.POST('/v1/subscriptions', { body: body });
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: `${what} not found` } });
       }
@@ -151,10 +147,12 @@ describe('subscriptions', () => {
       ['an amount too large to invoice', { quantity: 1_000_000, plan_id: 'huge' }, 'quantity'],
     ])('refuses %s with 400 naming the field', async (_label, change, field) => {
       const huge = change.plan_id === 'huge' ? (await createPlan(acme, { amount: 9_000_000_000_000 })).id : undefined;
-      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: monthly.id, ...change, ...(huge ? { plan_id: huge } : {}) });
+      const res = await acme.http.POST('/v1/subscriptions', {
+        body: { customer_id: customer, plan_id: monthly.id, ...change, ...(huge ? { plan_id: huge } : {}) },
+      });
       expect(res.status, res.text).toBe(400);
-      expect(res.body.error.code).toBe('validation_failed');
-      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+      expect(res.error!.code).toBe('validation_failed');
+      expect(res.error!.details!.map((d: { field: string }) => d.field)).toContain(field);
     });
   });
 
@@ -164,61 +162,64 @@ describe('subscriptions', () => {
       const buyer = await createCustomer(acme);
       const a = await subscribe(acme, { customer_id: buyer, plan_id: planB.id });
       const b = await subscribe(acme, { customer_id: buyer, plan_id: planB.id, trial_days: 3 });
-      const byCustomer = await acme.api('GET', `/v1/subscriptions?customer_id=${buyer}`);
+      const byCustomer = await acme.http.GET('/v1/subscriptions', { query: { customer_id: buyer } });
       expect(byCustomer.body).toMatchObject({ object: 'list', total_count: 2, has_more: false });
       expect(byCustomer.body.data.map((s: { id: string }) => s.id)).toEqual([b.id, a.id]);
-      const trialing = await acme.api('GET', `/v1/subscriptions?plan_id=${planB.id}&status=trialing`);
+      const trialing = await acme.http.GET('/v1/subscriptions', { query: { plan_id: planB.id, status: 'trialing' } });
       expect(trialing.body.data.map((s: { id: string }) => s.id)).toEqual([b.id]);
-      expect((await acme.api('GET', '/v1/subscriptions?status=sleeping')).status).toBe(400);
-      expect((await other.api('GET', `/v1/subscriptions?customer_id=${buyer}`)).body.total_count).toBe(0);
+      // @ts-expect-error a status the API does not know: refused with 400
+      expect((await acme.http.GET('/v1/subscriptions', { query: { status: 'sleeping' } })).status).toBe(400);
+      expect((await other.http.GET('/v1/subscriptions', { query: { customer_id: buyer } })).body.total_count).toBe(0);
     });
 
     it('answers 404 for a missing or foreign id and 400 for a malformed one', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       expect(await getSubscription(acme, sub.id)).toEqual(sub);
-      expect((await other.api('GET', `/v1/subscriptions/${sub.id}`)).body).toEqual({
+      expect((await other.http.GET('/v1/subscriptions/{id}', { path: { id: sub.id } })).body).toEqual({
         error: { request_id: expect.any(String), code: 'not_found', message: 'subscription not found' },
       });
-      expect((await acme.api('GET', `/v1/subscriptions/${missing}`)).status).toBe(404);
-      expect((await acme.api('GET', '/v1/subscriptions/xyz')).status).toBe(400);
+      expect((await acme.http.GET('/v1/subscriptions/{id}', { path: { id: missing } })).status).toBe(404);
+      expect((await acme.http.GET('/v1/subscriptions/{id}', { path: { id: 'xyz' } })).status).toBe(400);
     });
   });
 
   describe('lifecycle actions', () => {
     it('pauses and resumes within the period, then refuses illegal moves with 409 naming the status', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
-      const paused = await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+      const paused = await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } });
       expect(paused.body.data).toMatchObject({ status: 'paused', paused_at: '2026-04-01T00:00:00.000Z' });
-      const again = await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+      const again = await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } });
       expect(again.status).toBe(409);
-      expect(again.body.error).toMatchObject({
+      expect(again.error).toMatchObject({
         code: 'conflict',
         reason: 'invalid_subscription_state',
         message: 'cannot pause a subscription whose status is paused',
       });
-      const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+      const resumed = await acme.http.POST('/v1/subscriptions/{id}/resume', { path: { id: sub.id } });
       expect(resumed.body.data).toMatchObject({ status: 'active', paused_at: null, current_period_end: sub.current_period_end });
       expect(await invoicesOf(acme, sub.id)).toHaveLength(1);
-      expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`)).body.error.message).toBe('cannot resume a subscription whose status is active');
+      expect((await acme.http.POST('/v1/subscriptions/{id}/resume', { path: { id: sub.id } })).error!.message).toBe(
+        'cannot resume a subscription whose status is active',
+      );
     });
 
     it('cancels at period end by default, and reactivate undoes it', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
-      const scheduled = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`);
+      const scheduled = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id } });
       expect(scheduled.status).toBe(200);
       expect(scheduled.body.data).toMatchObject({ status: 'active', cancel_at_period_end: true, canceled_at: '2026-04-01T00:00:00.000Z', ended_at: null });
-      const twice = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
-      expect(twice.body.error).toMatchObject({ code: 'conflict', reason: 'cancellation_pending' });
-      expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`)).body.error.reason).toBe('cancellation_pending');
-      const undone = await acme.api('POST', `/v1/subscriptions/${sub.id}/reactivate`);
+      const twice = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: true } });
+      expect(twice.error).toMatchObject({ code: 'conflict', reason: 'cancellation_pending' });
+      expect((await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } })).error!.reason).toBe('cancellation_pending');
+      const undone = await acme.http.POST('/v1/subscriptions/{id}/reactivate', { path: { id: sub.id } });
       expect(undone.body.data).toMatchObject({ status: 'active', cancel_at_period_end: false, canceled_at: null });
-      expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/reactivate`)).body.error.reason).toBe('no_pending_cancellation');
+      expect((await acme.http.POST('/v1/subscriptions/{id}/reactivate', { path: { id: sub.id } })).error!.reason).toBe('no_pending_cancellation');
     });
 
     it('cancels now, and then refuses resume, pause, reactivate, change-plan and cancel with 409 naming canceled', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       const target = await createPlan(acme);
-      const canceled = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+      const canceled = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
       expect(canceled.body.data).toMatchObject({ status: 'canceled', canceled_at: '2026-04-01T00:00:00.000Z', ended_at: '2026-04-01T00:00:00.000Z' });
       for (const [action, body] of [
         ['resume', undefined],
@@ -233,35 +234,37 @@ describe('subscriptions', () => {
         expect(res.body.error.message).toContain('canceled');
       }
       // No credit was asked for: none issued.
-      expect((await acme.api('GET', `/v1/credit-notes?invoice_id=${sub.latest_invoice_id}`)).body.total_count).toBe(0);
+      expect((await acme.http.GET('/v1/credit-notes', { query: { invoice_id: sub.latest_invoice_id } })).body.total_count).toBe(0);
     });
 
     it('refuses prorate with a cancellation at period end (400)', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
-      const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { prorate: true });
+      const res = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { prorate: true } });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('prorate');
+      expect(res.error!.details![0]!.field).toBe('prorate');
     });
 
     it('credits the unused part of the paid period when canceling now with prorate', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       const [invoice] = await invoicesOf(acme, sub.id);
-      await acme.api('POST', '/v1/payments/offline', {
-        customer_id: customer,
-        invoice_id: invoice.id,
-        amount: invoice.total,
-        currency: 'INR',
-        payment_type: 'bank_transfer',
+      await acme.http.POST('/v1/payments/offline', {
+        body: {
+          customer_id: customer,
+          invoice_id: invoice.id,
+          amount: invoice.total,
+          currency: 'INR',
+          payment_type: 'bank_transfer',
+        },
       });
       t.clock.set('2026-04-11T00:00:00Z'); // 20 of the 30 days of April unused
       try {
-        const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+        const res = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate: true } });
         expect(res.status, res.text).toBe(200);
-        const notes = await acme.api('GET', `/v1/credit-notes?invoice_id=${invoice.id}`);
+        const notes = await acme.http.GET('/v1/credit-notes', { query: { invoice_id: invoice.id } });
         expect(notes.body.data).toHaveLength(1);
         // 118 000 × 20 / 30 = 78 666.67 → 78 667, GST reversed pro rata on the invoice.
         expect(notes.body.data[0]).toMatchObject({ amount: 78_667, balance: 78_667, status: 'issued', customer_id: customer });
-        expect(notes.body.data[0].cgst_amount + notes.body.data[0].sgst_amount).toBe(notes.body.data[0].tax_amount);
+        expect(notes.body.data[0]!.cgst_amount + notes.body.data[0]!.sgst_amount).toBe(notes.body.data[0]!.tax_amount);
       } finally {
         t.clock.set('2026-04-01T00:00:00Z');
       }
