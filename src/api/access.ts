@@ -15,6 +15,7 @@ const ADMIN: ResourcePolicy = { read: 'viewer', write: 'admin' };
 export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   // Money and its records: finance.
   invoices: MONEY,
+  einvoices: MONEY,
   payments: MONEY,
   refunds: MONEY,
   'credit-notes': MONEY,

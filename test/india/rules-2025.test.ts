@@ -198,6 +198,34 @@ describe("the IRP's 30-day limit (decision 0363)", () => {
     expect(events.map((e: { data: { object: { days_left: number } } }) => e.data.object.days_left).sort()).toEqual([1, 5]);
   });
 
+  it('lists the unreported documents near their limit for the dashboard: GET /v1/einvoices/report-due', async () => {
+    // 00:00 on 29 April in India: the failed document's last day (30 April) is 1 day away; the reported one is not listed.
+    const due = await acme.api('GET', '/v1/einvoices/report-due');
+    expect(due.status, due.text).toBe(200);
+    const numberOfFailing = (await acme.api('GET', `/v1/invoices/${failing.id}`)).body.data.number;
+    expect(
+      due.body.data.map(
+        (d: { einvoice: { document_id: string; status: string; irn_report_by: string }; document_number: string; buyer_name: string; days_left: number }) => [
+          d.einvoice.document_id,
+          d.einvoice.status,
+          d.einvoice.irn_report_by,
+          d.document_number,
+          d.buyer_name,
+          d.days_left,
+        ],
+      ),
+    ).toEqual([[failing.id, 'failed', '2026-04-30', numberOfFailing, 'No Address Ltd', 1]]);
+    // A window of 1 day still has it; the limit of another tenant is not this one's; 0 or 31 days is a 400.
+    expect((await acme.api('GET', '/v1/einvoices/report-due?days=1')).body.data).toHaveLength(1);
+    const stranger = await t.registerTenant();
+    expect((await stranger.api('GET', '/v1/einvoices/report-due?days=30')).body.data).toEqual([]);
+    for (const days of ['0', '31', 'week']) {
+      const bad = await acme.api('GET', `/v1/einvoices/report-due?days=${days}`);
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.body.error.details[0].field).toContain('days');
+    }
+  });
+
   it('refuses a resubmission after the limit with a 409, never sending it', async () => {
     t.clock.set('2026-04-30T18:30:00Z'); // 00:00 on 1 May: the 31st day
     const res = await acme.api('POST', `/v1/invoices/${failing.id}/einvoice/retry`, {});

@@ -449,6 +449,10 @@ class KoshClient(Transport):
         """Get a dunning campaign (GET /v1/dunning-campaigns/{id})"""
         return self._request("GET", f"/v1/dunning-campaigns/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
+    def get_einvoices_report_due(self, *, days: Optional[int] = None) -> "GetEinvoicesReportDueResponse":
+        """Documents not yet reported to the IRP whose 30-day limit (₹10 crore or more AATO) ends within `days` days, soonest first (at most 200; decision 0363) (GET /v1/einvoices/report-due)"""
+        return self._request("GET", "/v1/einvoices/report-due", query={"days": days}, expect="json")  # type: ignore[no-any-return]
+
     def get_email_template(self, name: str) -> "GetEmailTemplateResponse":
         """Get an e-mail template (GET /v1/email-templates/{name})"""
         return self._request("GET", f"/v1/email-templates/{_quote(name)}", expect="json")  # type: ignore[no-any-return]

@@ -2920,6 +2920,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/einvoices/report-due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Documents not yet reported to the IRP whose 30-day limit (₹10 crore or more AATO) ends within `days` days, soonest first (at most 200; decision 0363)
+         * @description Documents not yet reported to the IRP whose 30-day limit (₹10 crore or more AATO) ends within `days` days, soonest first (at most 200; decision 0363).
+         */
+        get: operations["getEinvoicesReportDue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{id}/einvoice": {
         parameters: {
             query?: never;
@@ -6943,6 +6963,14 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        EinvoiceReportDue: {
+            einvoice: components["schemas"]["Einvoice"];
+            /** @description the invoice or credit note number, as built for the IRP */
+            document_number: string | null;
+            buyer_name: string | null;
+            /** @description days from today (entity's zone) to the last reportable day: 0 on that day */
+            days_left: number;
         };
         Event: {
             /** Format: uuid */
@@ -24953,6 +24981,72 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEinvoicesReportDue: {
+        parameters: {
+            query?: {
+                /** @description documents whose last reportable day is at most this many days away (default 7) */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "einvoice": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "document_type": "invoice",
+                     *             "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "provider": "provider",
+                     *             "status": "pending",
+                     *             "irn": "irn",
+                     *             "ack_no": "ack no",
+                     *             "ack_date": "ack date",
+                     *             "signed_qr_code": "signed qr code",
+                     *             "errors": [
+                     *               {
+                     *                 "code": "acme-pro",
+                     *                 "message": "message",
+                     *                 "field": "field"
+                     *               }
+                     *             ],
+                     *             "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *             "cancel_reason_code": 1,
+                     *             "cancel_remarks": "cancel remarks",
+                     *             "irn_report_by": "irn report by",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           },
+                     *           "document_number": "document number",
+                     *           "buyer_name": "buyer name",
+                     *           "days_left": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EinvoiceReportDue"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };

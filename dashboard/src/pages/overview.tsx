@@ -87,6 +87,52 @@ function Checklist() {
   );
 }
 
+/**
+ * Documents the IRP will refuse soon (decision 0363: 30 days from their date for an entity of ₹10
+ * crore or more), not yet reported: shown only when there are some.
+ */
+function IrpDeadlines() {
+  const { data } = useLoad(() => kosh.GET('/v1/einvoices/report-due', { params: { query: { days: 7 } } }).then(unwrap), []);
+  if (!data || data.data.length === 0) return null;
+  return (
+    <section className="card notice" aria-labelledby="irp-due-title">
+      <h2 id="irp-due-title">E-invoices to report to the IRP</h2>
+      <p className="muted">The IRP refuses these after their last day. Fix the error shown on each and retry its e-invoice.</p>
+      <div className="table-wrap">
+        <table>
+          <caption className="sr-only">Documents not yet reported to the IRP, soonest limit first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Document</th>
+              <th scope="col">Buyer</th>
+              <th scope="col">Status</th>
+              <th scope="col">Last day</th>
+              <th scope="col" className="num">
+                Days left
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.data.map((d) => (
+              <tr key={d.einvoice.id}>
+                <th scope="row">
+                  <Link to={`/${d.einvoice.document_type === 'invoice' ? 'invoices' : 'credit-notes'}/${d.einvoice.document_id}`}>
+                    {d.document_number ?? (d.einvoice.document_type === 'invoice' ? 'Invoice' : 'Credit note')}
+                  </Link>
+                </th>
+                <td>{d.buyer_name ?? '—'}</td>
+                <td>{d.einvoice.status === 'failed' ? `Failed: ${d.einvoice.errors[0]?.message ?? 'see the document'}` : 'Waiting to be sent'}</td>
+                <td>{d.einvoice.irn_report_by}</td>
+                <td className="num">{d.days_left === 0 ? 'Today' : count(d.days_left)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
 export function Overview() {
   const from = monthsBack(11);
   const { data, error, loading } = useLoad(async () => {
@@ -109,6 +155,7 @@ export function Overview() {
     <>
       <PageTitle>Overview</PageTitle>
       <Checklist />
+      <IrpDeadlines />
       <section className="kpis" aria-label="Key figures">
         <div className="kpi">
           <h2>MRR</h2>

@@ -2,12 +2,26 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { EinvoiceDocumentType } from '../../modules/einvoicing/index.js';
-import { cancelEinvoiceBody, einvoiceSchema, retryEinvoiceBody } from '../../modules/einvoicing/index.js';
+import { z } from 'zod';
+import { cancelEinvoiceBody, einvoiceSchema, reportDueQuery, reportDueSchema, retryEinvoiceBody } from '../../modules/einvoicing/index.js';
 import { retryEinvoiceOfDocument } from '../../flows/einvoicing/retry-einvoice.js';
 import { cancelEinvoiceOfDocument } from '../../flows/einvoicing/cancel-einvoice.js';
-import { getEinvoice } from '../../modules/einvoicing/index.js';
+import { einvoicesDueForReport, getEinvoice } from '../../modules/einvoicing/index.js';
 
 export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
+  app.get(
+    '/v1/einvoices/report-due',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary:
+          'Documents not yet reported to the IRP whose 30-day limit (₹10 crore or more AATO) ends within `days` days, soonest first (at most 200; decision 0363)',
+        querystring: reportDueQuery,
+        response: { 200: dataEnvelope(z.array(reportDueSchema)) },
+      },
+    },
+    async (request) => ({ data: await einvoicesDueForReport(readCtx(deps, request), request.query.days) }),
+  );
   const resources: { prefix: string; type: EinvoiceDocumentType; tag: string }[] = [
     { prefix: '/v1/invoices', type: 'invoice', tag: 'invoices' },
     { prefix: '/v1/credit-notes', type: 'credit_note', tag: 'credit notes' },

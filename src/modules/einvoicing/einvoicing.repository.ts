@@ -81,3 +81,19 @@ export async function einvoicesDueForReportAlert(tx: Tx, mode: Mode | null, now:
     .limit(limit)
     .execute();
 }
+
+/** One tenant's unreported (pending or failed) documents whose IRP limit ends before `until`, soonest first. */
+export async function einvoicesNearReportLimit(tx: Tx, tenantId: string, now: Date, until: Date, limit: number): Promise<EinvoiceRow[]> {
+  return tx
+    .selectFrom('einvoices')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['pending', 'failed'])
+    .where('report_deadline', 'is not', null)
+    .where('report_deadline', '>', now)
+    .where('report_deadline', '<=', until)
+    .orderBy('report_deadline')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}

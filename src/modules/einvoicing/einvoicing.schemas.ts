@@ -28,6 +28,26 @@ export const einvoiceSchema = z
   })
   .meta({ id: 'Einvoice' });
 
+export const reportDueQuery = z.object({
+  days: z.coerce
+    .number()
+    .int('must be a whole number of days')
+    .min(1, 'must be at least 1')
+    .max(30, 'must be at most 30 (the limit itself)')
+    .default(7)
+    .describe('documents whose last reportable day is at most this many days away (default 7)'),
+});
+
+export const reportDueSchema = z
+  .object({
+    einvoice: einvoiceSchema,
+    document_number: z.string().nullable().describe('the invoice or credit note number, as built for the IRP'),
+    buyer_name: z.string().nullable(),
+    days_left: z.int().describe("days from today (entity's zone) to the last reportable day: 0 on that day"),
+  })
+  .meta({ id: 'EinvoiceReportDue' });
+export type ReportDue = z.infer<typeof reportDueSchema>;
+
 /**
  * Reason codes of the IRP: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others —
  * as NIC writes them (`"1"`…`"4"`, a string) or as a number.

@@ -12,8 +12,17 @@ import { findEntity, type EntityRow } from '../entities/index.js';
 import { getInvoice, type Invoice, type PartySnapshot } from '../invoices/index.js';
 import { classifyZeroRatedSupply, gstRateBasisPoints } from '../tax/index.js';
 import { lastReportableDay, reportDeadline } from './report-limit.js';
+import { localDate } from '../tax/index.js';
 import type { EinvoiceDocumentType, EinvoiceError } from './einvoicing.tables.js';
-import { einvoicesOfDocuments, entitiesWithEinvoicing, findEinvoiceOfDocument, insertPendingEinvoice, type EinvoiceRow } from './einvoicing.repository.js';
+import {
+  einvoicesNearReportLimit,
+  einvoicesOfDocuments,
+  entitiesWithEinvoicing,
+  findEinvoiceOfDocument,
+  insertPendingEinvoice,
+  type EinvoiceRow,
+} from './einvoicing.repository.js';
+import type { ReportDue } from './einvoicing.schemas.js';
 import { transitionEinvoice } from './einvoicing.states.js';
 import { buildIrpDocument, validateIrpDocument, type IrpDocument, type IrpSource } from './irp-document.js';
 import type { IrpRegistration } from './irp-client.js';
@@ -525,4 +534,38 @@ export async function retryEinvoice(ctx: Ctx, type: EinvoiceDocumentType, docume
     maxAttempts: 12,
   });
   return toEinvoice(pending);
+}
+
+const REPORT_DUE_LIMIT = 200;
+
+/**
+ * The tenant's documents still unreported (pending or failed) whose IRP limit (decision 0363) ends
+ * within `days` days, soonest first, at most 200: what the dashboard's overview warns about before
+ * the IRP would refuse them.
+ */
+export async function einvoicesDueForReport(ctx: ReadCtx, days: number): Promise<ReportDue[]> {
+  const until = new Date(ctx.now.getTime() + (days + 1) * 86_400_000);
+  const rows = await einvoicesNearReportLimit(ctx.tx, ctx.tenantId, ctx.now, until, REPORT_DUE_LIMIT);
+  const zones = new Map<string, string>();
+  for (const id of new Set(rows.map((r) => r.entity_id))) zones.set(id, (await findEntity(ctx.tx, ctx.tenantId, id))?.time_zone ?? 'Asia/Kolkata');
+  const due: ReportDue[] = [];
+  for (const row of rows) {
+    const zone = zones.get(row.entity_id)!;
+    const einvoice = toEinvoice(row, zone);
+    const daysLeft = daysBetween(localDay(ctx.now, zone), einvoice.irn_report_by!);
+    if (daysLeft > days) continue;
+    const doc = row.document as { DocDtls?: { No?: string }; BuyerDtls?: { LglNm?: string } } | null;
+    due.push({ einvoice, document_number: doc?.DocDtls?.No ?? null, buyer_name: doc?.BuyerDtls?.LglNm ?? null, days_left: daysLeft });
+  }
+  return due;
+}
+
+function localDay(instant: Date, zone: string): string {
+  const d = localDate(instant, zone);
+  return `${d.year}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
+}
+
+/** Whole days from one YYYY-MM-DD to another. */
+function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
