@@ -155,7 +155,8 @@ declare module '../../platform/db/schema.js' {
 
 /** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
 export const invoicesTableAccess: TableAccess = {
-  invoices: { read: ['analytics', 'dunning', 'finance', 'gst-returns'] },
+  // Late usage events: a period whose renewal is still a draft takes them (decision 0690).
+  invoices: { read: ['analytics', 'dunning', 'finance', 'gst-returns', 'subscriptions'] },
   invoice_lines: { read: ['gst-returns'] },
   invoice_tds_certificates: { read: ['finance'] },
 };

@@ -1,4 +1,4 @@
-import type { Json, Timestamp } from '../../platform/db/schema.js';
+import type { TableAccess, Json, Timestamp } from '../../platform/db/schema.js';
 
 export type Aggregation = 'count' | 'sum' | 'max' | 'unique_count' | 'latest';
 
@@ -34,3 +34,12 @@ declare module '../../platform/db/schema.js' {
     usage_events: UsageEventsTable;
   }
 }
+
+/**
+ * Direct use of these tables by other modules (see TableAccess). Usage alerts measure each watched
+ * (customer, metric) pair of a batch in one set-based statement over the period's events (decision 0690).
+ */
+export const usageTableAccess: TableAccess = {
+  billable_metrics: { read: ['alerts'] },
+  usage_events: { read: ['alerts'] },
+};
