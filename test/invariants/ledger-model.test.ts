@@ -915,7 +915,11 @@ async function settleRefund(w: World, o: SettleOp): Promise<ApiResponse | undefi
     const made = await offlineRefund(w, o);
     if (made && made.status !== 201) return made;
     ({ all, open } = await refundsOf(w));
-    if (made) open = open.filter((r) => r.id === made.body.data.id);
+    if (made) {
+      // The refund just made, and only it: open, or (its note awaiting approval) refused as such.
+      open = open.filter((r) => r.id === made.body.data.id);
+      if (!open.length) all = all.filter((r) => r.id === made.body.data.id);
+    }
   }
   const refund = pick(open.length ? open : all, o.refund);
   if (!refund) return undefined;
