@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import { chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
 import type { Tenant, TestKosh } from '../support/harness.js';
 import { createCustomer, createPlan, invoicesOf, karnatakaTenant, subscribe } from '../subscriptions/helpers.js';
 
@@ -21,8 +20,6 @@ import { createCustomer, createPlan, invoicesOf, karnatakaTenant, subscribe } fr
  */
 const skipNote = chromiumSkipNote('portal journey');
 const OUT = 'test-output/screenshots';
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestKosh;
 let browser: Browser;
@@ -31,20 +28,7 @@ let acme: Tenant;
 
 /** Screenshot, then axe-core: no serious or critical violation. */
 async function check(page: Page, name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
+  expect(await screenshotAndSeriousAxeViolations(page, `${OUT}/${name}.png`), name).toEqual([]);
 }
 
 beforeAll(async () => {

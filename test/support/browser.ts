@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestKosh, type TestKosh } from './harness.js';
 
 /**
@@ -47,4 +48,27 @@ export async function startBrowserKosh(options?: Parameters<typeof startTestKosh
       await t.close();
     },
   };
+}
+
+export type AxeViolation = { id: string; impact: string; targets: string[] };
+
+/**
+ * A full-page screenshot at `screenshotPath`, then axe-core on the page: the serious and critical
+ * violations (the caller expects none). axe is evaluated through the DevTools protocol, so a page's
+ * CSP (which refuses injected script tags, as it should) does not stop it.
+ */
+export async function screenshotAndSeriousAxeViolations(page: Page, screenshotPath: string): Promise<AxeViolation[]> {
+  await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: screenshotPath, fullPage: true });
+  await page.evaluate(readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

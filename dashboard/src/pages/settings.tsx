@@ -86,6 +86,13 @@ const PORTAL_CANCELLATION: [Schema<'TenantSettings'>['portal_cancellation'], str
   ['disabled', 'Not in the portal'],
 ];
 
+/** The portal settings that are on or off: the field, its label, and what it allows. */
+const PORTAL_SWITCHES: ['portal_plan_change' | 'portal_quantity_change' | 'portal_billing_details', string, string][] = [
+  ['portal_plan_change', 'Change plan', "To another active plan with a fixed price in the subscription's currency, prorated."],
+  ['portal_quantity_change', 'Change seats', 'Prorated for the rest of the period.'],
+  ['portal_billing_details', 'Update billing details', 'GSTIN, billing address and billing e-mail.'],
+];
+
 /** What a customer may do in the portal (the server refuses what is off, and the portal does not offer it). */
 function PortalSettings({ me }: { me: Me | null }) {
   const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/settings')).data, []);
@@ -101,9 +108,7 @@ function PortalSettings({ me }: { me: Me | null }) {
           await kosh.PATCH('/v1/settings', {
             body: {
               portal_cancellation: cancellation ?? data.portal_cancellation,
-              portal_plan_change: form.get('portal_plan_change') === 'on',
-              portal_quantity_change: form.get('portal_quantity_change') === 'on',
-              portal_billing_details: form.get('portal_billing_details') === 'on',
+              ...Object.fromEntries(PORTAL_SWITCHES.map(([name]) => [name, form.get(name) === 'on'])),
             },
             ...idem(key),
           }),
@@ -119,27 +124,9 @@ function PortalSettings({ me }: { me: Me | null }) {
         defaultValue={data.portal_cancellation}
         hint="The customer picks a reason and sees what cancelling means before confirming."
       />
-      <Field
-        label="Change plan"
-        name="portal_plan_change"
-        type="checkbox"
-        defaultValue={String(data.portal_plan_change)}
-        hint="To another active plan with a fixed price in the subscription's currency, prorated."
-      />
-      <Field
-        label="Change seats"
-        name="portal_quantity_change"
-        type="checkbox"
-        defaultValue={String(data.portal_quantity_change)}
-        hint="Prorated for the rest of the period."
-      />
-      <Field
-        label="Update billing details"
-        name="portal_billing_details"
-        type="checkbox"
-        defaultValue={String(data.portal_billing_details)}
-        hint="GSTIN, billing address and billing e-mail."
-      />
+      {PORTAL_SWITCHES.map(([name, label, hint]) => (
+        <Field key={name} label={label} name={name} type="checkbox" defaultValue={String(data[name])} hint={hint} />
+      ))}
     </ActionForm>
   );
 }
