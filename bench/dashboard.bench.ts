@@ -20,13 +20,12 @@
  * Prints the figures, then LAST one JSON line.
  *   --n 100000   invoices
  */
-import { spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
-import { launchChromium } from '../test/support/browser.js';
+import { buildDashboard, launchChromium } from '../test/support/browser.js';
 import { openTestDatabase } from '../test/support/database.js';
 import { gstinCheckCharacter } from '../src/modules/tax/index.js';
 
@@ -40,8 +39,7 @@ const CUSTOMERS = Math.min(10_000, N);
 const RUNS = 5;
 
 async function main() {
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   const database = await openTestDatabase();
   const config = loadConfig({
     LOG_LEVEL: 'silent',

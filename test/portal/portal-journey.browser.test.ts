@@ -1,8 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
 import type { Tenant, TestKosh } from '../support/harness.js';
 import { createCustomer, createPlan, invoicesOf, karnatakaTenant, subscribe } from '../subscriptions/helpers.js';
 
@@ -33,8 +32,7 @@ async function check(page: Page, name: string): Promise<void> {
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   mkdirSync(OUT, { recursive: true });
   ({ t, browser, base } = await startBrowserKosh());
   acme = await karnatakaTenant(t);

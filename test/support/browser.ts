@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,12 @@ export function chromiumSkipNote(what: string): string {
   if (hasChromium) return '';
   console.warn(`${what} browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
   return ` (skipped: ${CHROMIUM} missing)`;
+}
+
+/** Builds the dashboard into dist/dashboard/ (npm's prepare does it too; a test builds what dashboard/ holds now). */
+export function buildDashboard(): void {
+  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('the dashboard build failed');
 }
 
 export function launchChromium(): Promise<Browser> {
@@ -55,10 +62,12 @@ export type AxeViolation = { id: string; impact: string; targets: string[] };
 /**
  * A full-page screenshot at `screenshotPath`, then axe-core on the page: the serious and critical
  * violations (the caller expects none). axe is evaluated through the DevTools protocol, so a page's
- * CSP (which refuses injected script tags, as it should) does not stop it.
+ * CSP (which refuses injected script tags, as it should) does not stop it. `idle: false` for a page
+ * that may never report network idle (the e-mail preview's sandboxed frame); its caller waits for
+ * what it needs instead.
  */
-export async function screenshotAndSeriousAxeViolations(page: Page, screenshotPath: string): Promise<AxeViolation[]> {
-  await page.waitForLoadState('networkidle');
+export async function screenshotAndSeriousAxeViolations(page: Page, screenshotPath: string, { idle = true }: { idle?: boolean } = {}): Promise<AxeViolation[]> {
+  if (idle) await page.waitForLoadState('networkidle');
   await page.screenshot({ path: screenshotPath, fullPage: true });
   await page.evaluate(readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
   const violations = await page.evaluate(async () => {
