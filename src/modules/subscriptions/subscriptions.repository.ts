@@ -1,5 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -147,7 +148,8 @@ export async function meteredPeriodCutoffs(
   if (pairs.length === 0) return [];
   const { rows } = await sql<{ customer_id: string; metric_code: string; cutoff: Date }>`
     SELECT p.c::text AS customer_id, p.m AS metric_code, max(s.current_period_start) AS cutoff
-      FROM unnest(${pairs.map((p) => p.customerId)}::uuid[], ${pairs.map((p) => p.metricCode)}::text[], ${pairs.map((p) => p.oldest.toISOString())}::timestamptz[])
+      FROM ROWS FROM (unnest(${plainArrayLiteral(pairs.map((p) => p.customerId))}::uuid[]), json_array_elements_text(${JSON.stringify(pairs.map((p) => p.metricCode))}::json),
+                      unnest(${plainArrayLiteral(pairs.map((p) => p.oldest.toISOString()))}::timestamptz[]))
            AS p(c, m, oldest)
       JOIN subscriptions s ON s.tenant_id = ${tenantId}::uuid AND s.customer_id = p.c AND s.status = ANY(${[...RUNNING_STATUSES]}::text[])
                           AND s.current_period_start > p.oldest

@@ -91,6 +91,24 @@ function realDay(iso: string): boolean {
 }
 const text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
 
+/** Whether every key of a parsed event is one usageEventBody knows (zod would strip the others). */
+function onlyEventKeys(e: Record<string, unknown>): boolean {
+  for (const key in e) {
+    switch (key) {
+      case 'transaction_id':
+      case 'customer_id':
+      case 'external_customer_id':
+      case 'metric_code':
+      case 'timestamp':
+      case 'properties':
+        continue;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 /**
  * usageEventBody.safeParse for a batch's hot path: the common, plainly valid event is checked by
  * hand (a zod parse costs ~20 µs an event, the ingestion's largest cost); anything else goes
@@ -109,6 +127,8 @@ export function parseUsageEvent(item: unknown): ReturnType<typeof usageEventBody
       (properties === undefined ||
         (typeof properties === 'object' && properties !== null && !Array.isArray(properties) && Object.keys(properties).every((k) => k.length <= 100)));
     if (plain) {
+      // An event with no other keys is already what zod would return: taken as it is, not copied.
+      if (onlyEventKeys(e)) return { success: true, data: e as UsageEventBody } as ReturnType<typeof usageEventBody.safeParse>;
       const data: UsageEventBody = { transaction_id: e.transaction_id as string, metric_code: e.metric_code as string };
       if (e.customer_id !== undefined) data.customer_id = e.customer_id as string;
       if (e.external_customer_id !== undefined) data.external_customer_id = e.external_customer_id as string;
