@@ -52,6 +52,9 @@ import { createKosh, type Kosh } from '../src/app.js';
 import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
 import { recordUsageEvents } from '../src/flows/usage/record-usage-events.js';
 import { insertEvents, metricsByCodes, type EventInsert } from '../src/modules/usage/index.js';
+import { customerRefs } from '../src/modules/customers/index.js';
+import { meteredPeriodCutoffs } from '../src/modules/subscriptions/index.js';
+import { evaluateUsageAlerts } from '../src/modules/alerts/index.js';
 import type { DB } from '../src/platform/db/schema.js';
 import { priceQuantity, type PricingScheme } from '../src/modules/plans/index.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -429,6 +432,28 @@ async function measureSqlOnly(db: Kysely<DB>, tenantId: string, customerIds: str
       }),
     );
   }
+  // Each lookup of the flow alone, from the first connection count, to see which one costs.
+  const distinctCustomers = (events: ReturnType<typeof plainEvent>[]) => [...new Set(events.map((e) => e.customer_id))];
+  const lookups: [string, (tx: Parameters<Parameters<ReturnType<Kysely<DB>['transaction']>['execute']>[0]>[0], events: ReturnType<typeof plainEvent>[]) => Promise<unknown>][] = [
+    ['customer check (customerRefs)', (tx, events) => customerRefs(tx, tenantId, distinctCustomers(events), [])],
+    [
+      'late check (meteredPeriodCutoffs)',
+      (tx, events) =>
+        meteredPeriodCutoffs(
+          tx,
+          tenantId,
+          distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb', oldest: START })),
+        ),
+    ],
+    ['alert check (evaluateUsageAlerts, no alert)', (tx, events) => evaluateUsageAlerts({ tx, tenantId, now }, distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb' })))],
+  ];
+  for (const [label, lookup] of lookups)
+    await run(label, SQL_CONNECTIONS[0]!, (events) =>
+      db.transaction().execute(async (tx) => {
+        await lookup(tx, events);
+        return events.length;
+      }),
+    );
   console.log(JSON.stringify({ sql_only_events_per_s: figures, peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }
 
