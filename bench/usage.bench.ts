@@ -434,7 +434,10 @@ async function measureSqlOnly(db: Kysely<DB>, tenantId: string, customerIds: str
   }
   // Each lookup of the flow alone, from the first connection count, to see which one costs.
   const distinctCustomers = (events: ReturnType<typeof plainEvent>[]) => [...new Set(events.map((e) => e.customer_id))];
-  const lookups: [string, (tx: Parameters<Parameters<ReturnType<Kysely<DB>['transaction']>['execute']>[0]>[0], events: ReturnType<typeof plainEvent>[]) => Promise<unknown>][] = [
+  const lookups: [
+    string,
+    (tx: Parameters<Parameters<ReturnType<Kysely<DB>['transaction']>['execute']>[0]>[0], events: ReturnType<typeof plainEvent>[]) => Promise<unknown>,
+  ][] = [
     ['customer check (customerRefs)', (tx, events) => customerRefs(tx, tenantId, distinctCustomers(events), [])],
     [
       'late check (meteredPeriodCutoffs)',
@@ -445,7 +448,14 @@ async function measureSqlOnly(db: Kysely<DB>, tenantId: string, customerIds: str
           distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb', oldest: START })),
         ),
     ],
-    ['alert check (evaluateUsageAlerts, no alert)', (tx, events) => evaluateUsageAlerts({ tx, tenantId, now }, distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb' })))],
+    [
+      'alert check (evaluateUsageAlerts, no alert)',
+      (tx, events) =>
+        evaluateUsageAlerts(
+          { tx, tenantId, now },
+          distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb' })),
+        ),
+    ],
   ];
   for (const [label, lookup] of lookups)
     await run(label, SQL_CONNECTIONS[0]!, (events) =>

@@ -172,9 +172,9 @@ describe('batched usage ingestion', () => {
     expect(res.body.data.accepted).toBe(2);
     expect(res.body.data.rejected.map((r: { index: number }) => r.index)).toEqual([2, 3]);
     expect(await storedSum(acme.tenantId, customer)).toEqual({ rows: 2, sum: 5 });
-    const stored = await sql<{ properties: unknown }>`SELECT properties FROM usage_events WHERE tenant_id = ${acme.tenantId} AND transaction_id = ${tx}`.execute(
-      t.database.db,
-    );
+    const stored = await sql<{
+      properties: unknown;
+    }>`SELECT properties FROM usage_events WHERE tenant_id = ${acme.tenantId} AND transaction_id = ${tx}`.execute(t.database.db);
     expect(stored.rows).toEqual([{ properties: { n: 2 } }]);
     for (const body of [{ events: 'x' }, { events: [] }, { events: [1] }, [{ events: [] }]]) {
       const refused = await acme.api('POST', '/v1/usage/events/batch', body);
