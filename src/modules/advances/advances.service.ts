@@ -591,15 +591,18 @@ export async function prepaymentsOfGrant(ctx: ReadCtx, grantId: string): Promise
  * grant (cumulative shares, so a grant's draws take exactly its vouchers' tax). The part is taken
  * from the grant's vouchers oldest first, each value and head up to what the voucher has open — the
  * grant's tax is the sum of its vouchers', so they always have enough between them — one 'applied'
- * movement per voucher touched. Posts nothing (the draw's entry is the credits module's).
+ * movement per voucher touched. Posts nothing (the draw's entry is the credits module's). Answers
+ * the rupee values of the part for foreign-currency vouchers (the draw's entry books its tax at
+ * them, as table 11B reports it), null otherwise.
  */
 export async function adjustPrepayment(
   ctx: Ctx,
   input: { grantId: string; invoiceId: string; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number },
-): Promise<void> {
+): Promise<AdvanceInrPart | null> {
   const rest = { subtotal: input.subtotal, cgst_amount: input.cgst_amount, sgst_amount: input.sgst_amount, igst_amount: input.igst_amount };
-  if (rest.subtotal + rest.cgst_amount + rest.sgst_amount + rest.igst_amount <= 0) return;
+  if (rest.subtotal + rest.cgst_amount + rest.sgst_amount + rest.igst_amount <= 0) return null;
   const vouchers = await findAdvancesOfGrant(ctx.tx, ctx.tenantId, input.grantId, true);
+  let rupees: AdvanceInrPart | null = null;
   for (const advance of vouchers) {
     const open = numeric(advance);
     const take = (want: number, has: number) => Math.max(0, Math.min(want, has));
@@ -613,7 +616,8 @@ export async function adjustPrepayment(
     part.tax_amount = part.cgst_amount + part.sgst_amount + part.igst_amount;
     const amount = part.subtotal + part.tax_amount;
     if (amount <= 0) continue;
-    await adjustVoucher(ctx, advance, input.invoiceId, amount, part);
+    const inr = await adjustVoucher(ctx, advance, input.invoiceId, amount, part);
+    if (inr) rupees = addInr(rupees, inr);
     rest.subtotal -= part.subtotal;
     rest.cgst_amount -= part.cgst_amount;
     rest.sgst_amount -= part.sgst_amount;
@@ -622,10 +626,22 @@ export async function adjustPrepayment(
   if (rest.subtotal + rest.cgst_amount + rest.sgst_amount + rest.igst_amount > 0) {
     throw new Error(`the vouchers of credit grant ${input.grantId} had less open than a draw of ${JSON.stringify(input)} under their lock`);
   }
+  return rupees;
 }
 
+const addInr = (a: AdvanceInrPart | null, b: AdvanceInrPart): AdvanceInrPart =>
+  a === null
+    ? b
+    : {
+        inr_amount: a.inr_amount + b.inr_amount,
+        inr_subtotal: a.inr_subtotal + b.inr_subtotal,
+        inr_cgst_amount: a.inr_cgst_amount + b.inr_cgst_amount,
+        inr_sgst_amount: a.inr_sgst_amount + b.inr_sgst_amount,
+        inr_igst_amount: a.inr_igst_amount + b.inr_igst_amount,
+      };
+
 /** One voucher's 'applied' movement of a draw-down (dated as its entry: table 11B of that month). */
-async function adjustVoucher(ctx: Ctx, advance: AdvanceRow, invoiceId: string, amount: number, part: AdvanceTax): Promise<void> {
+async function adjustVoucher(ctx: Ctx, advance: AdvanceRow, invoiceId: string, amount: number, part: AdvanceTax): Promise<AdvanceInrPart | null> {
   const inr =
     advance.open_inr_subtotal === null
       ? null
@@ -660,4 +676,5 @@ async function adjustVoucher(ctx: Ctx, advance: AdvanceRow, invoiceId: string, a
     reason: '',
     created_at: await postingDate(ctx, advance.entity_id),
   });
+  return inr;
 }

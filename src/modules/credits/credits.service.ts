@@ -513,6 +513,18 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
       }
       const movementId = newId();
       const topUp = grant.invoice_id;
+      // The tax the top-up's vouchers paid on this part is adjusted against the invoice (GSTR-1 11B).
+      const inr = await adjustPrepayment(ctx, {
+        grantId: grant.id,
+        invoiceId: invoice.id,
+        subtotal: amount,
+        cgst_amount: tax.cgst_amount,
+        sgst_amount: tax.sgst_amount,
+        igst_amount: tax.igst_amount,
+      });
+      // A foreign-currency voucher's tax leaves output tax at the rupees it was charged at (rule 34),
+      // as 11B reports it; what that differs from the receivable's value is realized (decision 0840).
+      const fx = (rupees: number | undefined) => (inr && rupees !== undefined && entity.functional_currency === 'INR' ? { functional: rupees } : {});
       await postEntry(ctx, {
         ledgerId: entity.tb_ledger_id,
         entityId: entity.id,
@@ -521,22 +533,14 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
         referenceId: movementId,
         currency: invoice.currency,
         description: `Prepaid credit applied to invoice ${invoice.number}`,
+        ...(inr ? { exchangeDifference: 'realized' as const } : {}),
         lines: [
           { account: Account.PREPAID_CREDIT, debit: amount, customerId: invoice.customer_id, invoiceId: topUp },
-          { account: Account.CGST_PAYABLE, debit: tax.cgst_amount, invoiceId: topUp },
-          { account: Account.SGST_PAYABLE, debit: tax.sgst_amount, invoiceId: topUp },
-          { account: Account.IGST_PAYABLE, debit: tax.igst_amount, invoiceId: topUp },
+          { account: Account.CGST_PAYABLE, debit: tax.cgst_amount, invoiceId: topUp, ...fx(inr?.inr_cgst_amount) },
+          { account: Account.SGST_PAYABLE, debit: tax.sgst_amount, invoiceId: topUp, ...fx(inr?.inr_sgst_amount) },
+          { account: Account.IGST_PAYABLE, debit: tax.igst_amount, invoiceId: topUp, ...fx(inr?.inr_igst_amount) },
           { account: Account.RECEIVABLES, credit: total, customerId: invoice.customer_id, invoiceId: invoice.id },
         ],
-      });
-      // The tax the top-up's voucher paid on this part is adjusted against the invoice (GSTR-1 11B).
-      await adjustPrepayment(ctx, {
-        grantId: grant.id,
-        invoiceId: invoice.id,
-        subtotal: amount,
-        cgst_amount: tax.cgst_amount,
-        sgst_amount: tax.sgst_amount,
-        igst_amount: tax.igst_amount,
       });
       await insertMovements(ctx.tx, [
         {
