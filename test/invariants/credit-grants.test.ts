@@ -1,13 +1,13 @@
 /**
- * The invariant harness for prepaid credit (DESIGN §23): random histories of paid grants (top-up
- * invoices paid, left unpaid, or voided), promotional grants (with priorities, expiries and
+ * The invariant harness for prepaid credit (DESIGN §23): random histories of paid grants in rupees
+ * or dollars (top-up invoices paid in full, paid in parts across months, left unpaid, or voided), promotional grants (with priorities, expiries and
  * applies_to), auto top-ups (a paid grant sold when a draw leaves the balance below a threshold),
  * invoices that draw them down (single finalizations with one to three lines),
- * partial payments, grant voids and time passing (expiries), through the public API. After every
- * step the books must tie out:
- *   1. prepaid liability (2330), per top-up invoice, equals its grant's unspent balance while the
- *      grant is pending or active, and 0 once it is depleted, expired or voided; in total, 2330 is
- *      the sum of the unspent paid grants;
+ * partial payments, grant voids, moves of the dollar's rate and time passing (expiries), through
+ * the public API. After every step the books must tie out:
+ *   1. prepaid liability (2330), per top-up invoice, equals its total less its vouchers' tax while
+ *      the grant is pending, its grant's unspent balance while active, and 0 once it is depleted,
+ *      expired or voided; in total, 2330 is the sum of the unspent paid grants;
  *   2. promotional credit never appears as a liability: every 2330 line is tagged with a top-up
  *      invoice (the paid grant it belongs to);
  *   3. output tax on a top-up is never charged again on its draw-down: the draws of a grant adjust
@@ -16,17 +16,18 @@
  *   4. receivables per invoice equal its amount_due; a grant's remaining stays within 0..amount;
  *   5. a promotional draw lowers taxable value: each invoice's revenue is its subtotal, and its
  *      discount is the promotional draws recorded on it;
- *   6. a paid top-up is an advance for GST (decision 0700): a grant made spendable (its top-up
- *      paid) has exactly one receipt voucher carrying the top-up's total and the grant's tax, an
- *      unpaid or voided top-up none; the voucher's adjustments (GSTR-1 11B) are the grant's
- *      draw-downs, value and tax, one for one; the customer has no other advance; and no journal
- *      entry references a promotional grant;
+ *   6. a paid top-up is an advance for GST (decisions 0700, 0840): its receipt vouchers, one per
+ *      part received, add up to what was received against it (none for an unpaid or voided one),
+ *      each with value + tax = amount and nothing open below zero; once it is paid in full they
+ *      carry its total and the grant's value and tax; their adjustments (GSTR-1 11B) are the
+ *      grant's draw-downs, value, tax and invoices; the customer has no other advance; and no
+ *      journal entry references a promotional grant;
  *   7. across the whole tenant (every history so far), prepaid liability 2330 equals the sum of
- *      the unspent paid grants (active), plus the whole total of each unpaid top-up (pending: its
- *      GST is not due before it is paid);
+ *      the unspent paid grants (active), plus each unpaid top-up's total less its vouchers' tax
+ *      (pending: only the parts received owe GST);
  *   8. GSTR-3B 3.1(a) of every month equals, head by head, what the output-tax accounts moved in
- *      that month: the vouchers' tax (11A) and the invoices' tax less the adjusted tax (11B), each
- *      rupee counted once.
+ *      that month in rupees: the vouchers' tax (11A) and the invoices' tax less the adjusted tax
+ *      (11B), each rupee counted once.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
