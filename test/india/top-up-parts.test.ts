@@ -14,7 +14,14 @@ let t: TestKosh;
 let acme: Tenant;
 let entityId: string;
 
-type Line = { account_code: number; debit: number; credit: number; functional_debit: number | null; functional_credit: number | null; invoice_id: string | null };
+type Line = {
+  account_code: number;
+  debit: number;
+  credit: number;
+  functional_debit: number | null;
+  functional_credit: number | null;
+  invoice_id: string | null;
+};
 type Entry = { kind: string; reference_id: string; posted_at: string; lines: Line[] };
 
 beforeAll(async () => {
@@ -109,7 +116,11 @@ describe('a top-up paid in parts', () => {
     // ₹90 of the May one (₹76.28 + ₹6.86 + ₹6.86).
     const drawn = await createInvoice(acme, customer, [50_000]);
     expect(drawn).toMatchObject({ total: 59_000, amount_credited: 59_000, status: 'paid' });
-    const after = (await vouchersOf(customer)) as { balance: number; tax_open: number; movements: { amount: number; subtotal: number; cgst_amount: number }[] }[];
+    const after = (await vouchersOf(customer)) as {
+      balance: number;
+      tax_open: number;
+      movements: { amount: number; subtotal: number; cgst_amount: number }[];
+    }[];
     expect(after.map((v) => ({ balance: v.balance, tax_open: v.tax_open }))).toEqual([
       { balance: 0, tax_open: 0 },
       { balance: 59_000, tax_open: 9_000 },
@@ -142,7 +153,13 @@ describe('a foreign-currency top-up', () => {
     expect(created.status, created.text).toBe(201);
     const topUp = created.body.data.invoice_id as string;
     const pay = async (amount: number) => {
-      const res = await tenant.api('POST', '/v1/payments/offline', { customer_id: abroad, invoice_id: topUp, amount, currency: 'USD', payment_type: 'bank_transfer' });
+      const res = await tenant.api('POST', '/v1/payments/offline', {
+        customer_id: abroad,
+        invoice_id: topUp,
+        amount,
+        currency: 'USD',
+        payment_type: 'bank_transfer',
+      });
       expect(res.status, res.text).toBe(201);
     };
     const vouchers = async () =>
@@ -152,7 +169,8 @@ describe('a foreign-currency top-up', () => {
     const functional = async (id: string) => {
       const list = (await tenant.api('GET', `/v1/ledger/journal-entries?kind=credit_grant.tax_on_receipt&limit=100`)).body.data as Entry[];
       const out: Record<number, number> = {};
-      for (const l of list.find((e) => e.reference_id === id)!.lines) out[l.account_code] = (out[l.account_code] ?? 0) + (l.functional_debit ?? 0) - (l.functional_credit ?? 0);
+      for (const l of list.find((e) => e.reference_id === id)!.lines)
+        out[l.account_code] = (out[l.account_code] ?? 0) + (l.functional_debit ?? 0) - (l.functional_credit ?? 0);
       return out;
     };
 
@@ -172,7 +190,11 @@ describe('a foreign-currency top-up', () => {
     list = await vouchers();
     expect(list[1]).toMatchObject({ amount: 5_900, subtotal: 5_000, igst_amount: 900, exchange_rate: '90', inr_amount: 531_000, inr_igst_amount: 81_000 });
     expect(await functional(list[1]!.id as string)).toEqual({ 2330: 74_925, 2120: -81_000, 4300: 6_075 });
-    expect((await tenant.api('GET', `/v1/credit-grants/${created.body.data.id}`)).body.data).toMatchObject({ status: 'active', amount: 10_000, tax_amount: 1_800 });
+    expect((await tenant.api('GET', `/v1/credit-grants/${created.body.data.id}`)).body.data).toMatchObject({
+      status: 'active',
+      amount: 10_000,
+      tax_amount: 1_800,
+    });
   });
 });
 
@@ -186,7 +208,12 @@ describe('numbering', () => {
     expect(sequence(after.number)).toBe(sequence(before.number) + 1);
     expect(after.number.replace(/\d+$/, '')).toBe(before.number.replace(/\d+$/, ''));
     // GSTR-1 table 13 lists no TU- series among invoices.
-    const month = (await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=${new Date(t.clock.now().getTime() + 5.5 * 3_600_000).toISOString().slice(5, 7)}${t.clock.now().getUTCFullYear()}`)).body.data;
+    const month = (
+      await acme.api(
+        'GET',
+        `/v1/gst/gstr1?entity_id=${entityId}&period=${new Date(t.clock.now().getTime() + 5.5 * 3_600_000).toISOString().slice(5, 7)}${t.clock.now().getUTCFullYear()}`,
+      )
+    ).body.data;
     expect(JSON.stringify(month.doc_issue)).not.toContain('TU-');
   });
 });

@@ -70,7 +70,11 @@ const op = fc.oneof(
     priority: fc.integer({ min: 0, max: 100 }),
     oneOffOnly: fc.boolean(),
   }),
-  fc.record({ kind: fc.constant('invoice' as const), currency: fc.constantFrom('INR', 'INR', 'USD'), amounts: fc.array(fc.integer({ min: 1, max: 300_000 }), { minLength: 1, maxLength: 3 }) }),
+  fc.record({
+    kind: fc.constant('invoice' as const),
+    currency: fc.constantFrom('INR', 'INR', 'USD'),
+    amounts: fc.array(fc.integer({ min: 1, max: 300_000 }), { minLength: 1, maxLength: 3 }),
+  }),
   fc.record({ kind: fc.constant('pay_top_up' as const), grant: fc.nat() }),
   fc.record({ kind: fc.constant('pay_top_up_part' as const), grant: fc.nat(), share: fc.integer({ min: 1, max: 99 }) }),
   fc.record({ kind: fc.constant('time_passes_a_month' as const) }),
@@ -139,14 +143,26 @@ async function step(w: World, o: Op) {
       const invoice = (await acme.api('GET', `/v1/invoices/${grant.invoice_id}`)).body.data;
       if (invoice.status !== 'open') return null;
       const amount = Math.max(1, Math.floor((invoice.amount_due * o.share) / 100));
-      return acme.api('POST', '/v1/payments/offline', { customer_id: w.customer, invoice_id: invoice.id, amount, currency: invoice.currency, payment_type: 'bank_transfer' });
+      return acme.api('POST', '/v1/payments/offline', {
+        customer_id: w.customer,
+        invoice_id: invoice.id,
+        amount,
+        currency: invoice.currency,
+        payment_type: 'bank_transfer',
+      });
     }
     case 'pay': {
       const id = pick(w.invoices, o.invoice);
       if (!id) return null;
       const invoice = (await acme.api('GET', `/v1/invoices/${id}`)).body.data;
       const amount = Math.max(1, Math.floor((invoice.amount_due * o.share) / 100));
-      return acme.api('POST', '/v1/payments/offline', { customer_id: w.customer, invoice_id: id, amount, currency: invoice.currency, payment_type: 'bank_transfer' });
+      return acme.api('POST', '/v1/payments/offline', {
+        customer_id: w.customer,
+        invoice_id: id,
+        amount,
+        currency: invoice.currency,
+        payment_type: 'bank_transfer',
+      });
     }
     case 'void': {
       const id = pick(w.grants, o.grant);
@@ -256,7 +272,10 @@ async function checkBooks(w: World, after: string) {
   for (const v of vouchers) {
     expect(v.credit_grant_id, `${ctx}: an advance that is not a top-up's voucher`).not.toBeNull();
     const heads = [v.subtotal, v.cgst_amount, v.sgst_amount, v.igst_amount, v.balance, v.open_subtotal, v.open_cgst, v.open_sgst, v.open_igst].map(Number);
-    expect(heads.every((x) => x >= 0), `${ctx}: voucher ${v.number} ${JSON.stringify(heads)}`).toBe(true);
+    expect(
+      heads.every((x) => x >= 0),
+      `${ctx}: voucher ${v.number} ${JSON.stringify(heads)}`,
+    ).toBe(true);
     expect(Number(v.subtotal) + Number(v.cgst_amount) + Number(v.sgst_amount) + Number(v.igst_amount), `${ctx}: voucher ${v.number}`).toBe(Number(v.amount));
   }
   const sum = <T>(rows: T[], f: (r: T) => number) => rows.reduce((s, r) => s + Number(f(r)), 0);
@@ -265,10 +284,19 @@ async function checkBooks(w: World, after: string) {
     const mine = vouchers.filter((v) => v.credit_grant_id === g.id);
     const invoice = invoices.find((i) => i.id === g.invoice_id)!;
     const received = invoice.status === 'void' ? 0 : invoice.total - invoice.amount_due;
-    expect(sum(mine, (v) => v.amount), `${ctx}: vouchers of grant ${g.id} (${g.status}) = what was received`).toBe(received);
+    expect(
+      sum(mine, (v) => v.amount),
+      `${ctx}: vouchers of grant ${g.id} (${g.status}) = what was received`,
+    ).toBe(received);
     if (g.status === 'pending' || g.status === 'voided') continue;
     expect(
-      { amount: sum(mine, (v) => v.amount), subtotal: sum(mine, (v) => v.subtotal), cgst: sum(mine, (v) => v.cgst_amount), sgst: sum(mine, (v) => v.sgst_amount), igst: sum(mine, (v) => v.igst_amount) },
+      {
+        amount: sum(mine, (v) => v.amount),
+        subtotal: sum(mine, (v) => v.subtotal),
+        cgst: sum(mine, (v) => v.cgst_amount),
+        sgst: sum(mine, (v) => v.sgst_amount),
+        igst: sum(mine, (v) => v.igst_amount),
+      },
       `${ctx}: vouchers of grant ${g.id}`,
     ).toEqual({ amount: invoice.total, subtotal: g.amount, cgst: g.cgst_amount, sgst: g.sgst_amount, igst: g.igst_amount });
     const drawn = movements.filter((m) => m.grant_id === g.id && m.kind === 'drawn');

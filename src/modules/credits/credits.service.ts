@@ -247,7 +247,12 @@ async function issueTopUpVoucher(ctx: Ctx, grant: CreditGrantRow, invoice: Invoi
   const inINR = entity.functional_currency === 'INR';
   const fx = (inrAmount: number | undefined) => (inrAmount !== undefined && inINR ? { functional: inrAmount } : {});
   const sameRate = advance.exchange_rate !== null && invoice.exchange_rate !== null && Number(advance.exchange_rate) === Number(invoice.exchange_rate);
-  const liabilityAtTopUpRate = !inr || !inINR ? {} : sameRate || !invoice.exchange_rate ? fx(inr.inr_amount - inr.inr_subtotal) : fx(convertMinorUnits(tax.tax_amount, invoice.currency, 'INR', invoice.exchange_rate));
+  const liabilityAtTopUpRate =
+    !inr || !inINR
+      ? {}
+      : sameRate || !invoice.exchange_rate
+        ? fx(inr.inr_amount - inr.inr_subtotal)
+        : fx(convertMinorUnits(tax.tax_amount, invoice.currency, 'INR', invoice.exchange_rate));
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,

@@ -14,7 +14,15 @@ import { postEntries, type Posting } from '../ledger/index.js';
 import { postingDates } from '../periods/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
-import { buildDraftInvoice, customerSnapshot, documentKindOf, entitySnapshot, finalizationPosting, toInvoice, type DraftInvoiceInput } from './invoices.service.js';
+import {
+  buildDraftInvoice,
+  customerSnapshot,
+  documentKindOf,
+  entitySnapshot,
+  finalizationPosting,
+  toInvoice,
+  type DraftInvoiceInput,
+} from './invoices.service.js';
 
 const DAY_MS = 86_400_000;
 
