@@ -729,5 +729,6 @@ export {
   linesOfInvoices,
   unsettledSubscriptionInvoices,
   nextInvoiceDueInClockScope,
+  delinquencyMovesInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.repository.js';
