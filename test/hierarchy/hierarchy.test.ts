@@ -349,7 +349,9 @@ describe('customer hierarchy', () => {
       const invoice = await acme.http.GET('/v1/invoices/{id}', { path: { id: invoiceId } });
       const entries = await acme.http.GET('/v1/ledger/journal-entries', { query: { limit: 100 } });
       expect(entries.status, entries.text).toBe(200);
-      const lines = (entries.body!.data as { reference_id: string; lines: Line[] }[]).flatMap((e) => e.lines).filter((l) => l.credit_note_id === noteId || (l.invoice_id === invoiceId && l.account_code === 1100));
+      const lines = (entries.body!.data as { reference_id: string; lines: Line[] }[])
+        .flatMap((e) => e.lines)
+        .filter((l) => l.credit_note_id === noteId || (l.invoice_id === invoiceId && l.account_code === 1100));
       return { note: note.body!.data, invoice: invoice.body!.data, lines };
     }
 

@@ -200,17 +200,23 @@ export async function advanceTestClock(
   const report: AdvanceReport = { steps: 0, jobs: 0 };
   try {
     await runOnTestClock(tenantId, clockId, async () => {
-      let t = new Date(start.frozen_time);
+      const begin = new Date(start.frozen_time);
+      let t = begin;
       let sweptDay = '';
       while (t < to) {
-        const { at: next, dailyWork } = await nextInstant(db, clockId, t, to);
+        const done = t;
+        const [{ at: next, dailyWork }] = await Promise.all([
+          nextInstant(db, clockId, t, to),
+          // The instant completed last is recorded (an advance that fails later resumes after it)
+          // alongside the reads of the next one: committed before anything of the next runs.
+          done > begin ? ctxAt((ctx) => recordTestClockTime(ctx, clockId, done)) : undefined,
+        ]);
         const day = next.toISOString().slice(0, 10);
         const daily = day !== sweptDay || next.getTime() === to.getTime();
         if (daily) sweptDay = day;
         report.jobs += await runAt(env, handlers, clockId, next, daily ? dailyWork : []);
         report.steps += 1;
         t = next;
-        if (t < to) await ctxAt((ctx) => recordTestClockTime(ctx, clockId, next));
       }
     });
   } catch (error) {
