@@ -13,10 +13,12 @@
  *      advances a year in one call: 12 × N renewals.
  * Checks the invoice counts, then prints the figures and LAST one JSON line:
  *   {"customers":N,"renewals":…,"seconds":…,"renewals_per_s":…,"ms_per_customer":…,
- *    "one_customer_year_seconds":…,"one_customer_invoices":…,"one_customer_dunning_actions":…}
+ *    "one_customer_year_seconds":…,"one_customer_invoices":…,"one_customer_dunning_actions":…,
+ *    "one_customer_statements":…,"statements":…} — statements sent on the wire during each advance
  *   --n 1000   customers on the shared clock
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
 import { ManualClock } from '../src/platform/clock.js';
@@ -33,6 +35,33 @@ const N = arg('n', 1_000);
 const START = '2026-01-01T00:00:00.000Z';
 const YEAR_LATER = '2027-01-01T00:00:00.000Z';
 const gstin = (first14: string) => first14 + gstinCheckCharacter(first14);
+
+/**
+ * Statements sent on the wire while `work` runs: every statement leaves through
+ * pg.Client.prototype.query (the pipelining client's deferred writes included), on PostgreSQL and
+ * on the embedded database alike. Counts BEGINs too, so the transactions show.
+ * BENCH_STATEMENTS_LOG=file writes the one customer's statements there, one a line.
+ */
+const seenTexts: string[] = [];
+async function countingStatements<T>(work: () => Promise<T>): Promise<{ result: T; statements: number; transactions: number }> {
+  const original = pg.Client.prototype.query;
+  let statements = 0;
+  let transactions = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text ?? '');
+    // The change feed's heartbeat runs on its own timer, not for the advance: left out.
+    if (/^SELECT pg_notify\(/.test(text)) return (original as (...a: unknown[]) => unknown).apply(this, args);
+    statements += 1;
+    if (process.env.BENCH_STATEMENTS_LOG) seenTexts.push(text.replace(/\s+/g, ' ').slice(0, 160));
+    if (/^\s*begin/i.test(text)) transactions += 1;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await work(), statements, transactions };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
 
 type Answer = { status: number; body: { data: Record<string, unknown> & { id: string } } & Record<string, unknown>; text: string };
 
@@ -91,8 +120,12 @@ async function main() {
     }
     await ok('POST', '/v1/usage/events/batch', { events }, 202);
     const soloStarted = performance.now();
-    await ok('POST', `/v1/test-clocks/${soloClock.id}/advance`, { to: YEAR_LATER }, 200);
+    const soloWire = await countingStatements(() => ok('POST', `/v1/test-clocks/${soloClock.id}/advance`, { to: YEAR_LATER }, 200));
     const soloSeconds = (performance.now() - soloStarted) / 1000;
+    if (process.env.BENCH_STATEMENTS_LOG) {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(process.env.BENCH_STATEMENTS_LOG, seenTexts.join('\n'));
+    }
     const soloInvoices = (await api('GET', `/v1/invoices?subscription_id=${soloSub.id}&limit=100`)).body.data as unknown as {
       id: string;
       billing_reason: string;
@@ -103,7 +136,8 @@ async function main() {
       dunningActions += runs.reduce((n, r) => n + r.actions.length, 0);
     }
     console.log(
-      `one customer, 12 months (usage, declined charges, dunning): ${soloSeconds.toFixed(2)} s; ${soloInvoices.length} invoices, ${dunningActions} dunning actions`,
+      `one customer, 12 months (usage, declined charges, dunning): ${soloSeconds.toFixed(2)} s; ${soloInvoices.length} invoices, ${dunningActions} dunning actions; ` +
+        `${soloWire.statements} statements on the wire (${soloWire.transactions} transactions)`,
     );
 
     // 2. N customers on one clock, a year.
@@ -117,14 +151,16 @@ async function main() {
     }
     console.log(`seeded ${N} customers and subscriptions on one clock over HTTP in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const started = performance.now();
-    const advanced = await ok('POST', `/v1/test-clocks/${shared.id}/advance`, { to: YEAR_LATER }, 200);
+    const sharedWire = await countingStatements(() => ok('POST', `/v1/test-clocks/${shared.id}/advance`, { to: YEAR_LATER }, 200));
+    const advanced = sharedWire.result;
     const seconds = (performance.now() - started) / 1000;
     const sample = (await api('GET', `/v1/invoices?subscription_id=${subscriptions[N - 1]}&limit=100`)).body.data as unknown as unknown[];
     const renewals = N * 12;
     const checks = advanced.status === 'ready' && sample.length === 13 && soloInvoices.length === 13 && dunningActions === 56;
     console.log(
       `${N} customers, a year: ${renewals} renewals in ${seconds.toFixed(2)} s: ${(renewals / seconds).toFixed(0)} renewals/s, ` +
-        `${((seconds * 1000) / N).toFixed(1)} ms per customer-year — ${checks ? 'checks passed' : 'CHECKS FAILED'} (last customer: ${sample.length} invoices)`,
+        `${((seconds * 1000) / N).toFixed(1)} ms per customer-year — ${checks ? 'checks passed' : 'CHECKS FAILED'} (last customer: ${sample.length} invoices); ` +
+        `${sharedWire.statements} statements on the wire (${sharedWire.transactions} transactions)`,
     );
     console.log(
       JSON.stringify({
@@ -136,6 +172,8 @@ async function main() {
         one_customer_year_seconds: Number(soloSeconds.toFixed(2)),
         one_customer_invoices: soloInvoices.length,
         one_customer_dunning_actions: dunningActions,
+        one_customer_statements: soloWire.statements,
+        statements: sharedWire.statements,
         storage: database.kind,
       }),
     );

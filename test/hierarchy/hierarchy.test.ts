@@ -325,4 +325,69 @@ describe('customer hierarchy', () => {
       expect((await getSubscription(acme, subB.id)).status).toBe('active');
     });
   });
+
+  describe("a child's unused time", () => {
+    type Line = { account_code: number; debit: number; credit: number; customer_id: string | null; invoice_id: string | null; credit_note_id: string | null };
+
+    /** A child billed to a new parent, subscribed at ₹1 000.00 a month; its first invoice (to the parent) left open. */
+    async function childOnParentInvoice(name: string) {
+      const payer = await customer(acme, { name: `${name} Payer`, ...maharashtra });
+      const child = await customer(acme, { name: `${name} Child`, ...karnataka, parent_customer_id: payer.id, bill_to: 'parent' });
+      const plan = await createPlan(acme, { amount: 100_000 });
+      const sub = await subscribe(acme, { customer_id: child.id, plan_id: plan.id });
+      const [invoice] = await invoicesOfCustomer(acme, payer.id);
+      expect(invoice).toMatchObject({ customer_id: payer.id, subscription_id: sub.id, status: 'open', total: 118_000 });
+      // Ten days into the period.
+      t.clock.set(new Date(Date.parse(sub.current_period_start) + 10 * 86_400_000).toISOString());
+      return { payer, child, sub, invoice: invoice as { id: string } };
+    }
+
+    /** The note, the parent's invoice after it and the note's ledger lines. */
+    async function creditedTo(noteId: string, invoiceId: string) {
+      const note = await acme.http.GET('/v1/credit-notes/{id}', { path: { id: noteId } });
+      expect(note.status, note.text).toBe(200);
+      const invoice = await acme.http.GET('/v1/invoices/{id}', { path: { id: invoiceId } });
+      const entries = await acme.http.GET('/v1/ledger/journal-entries', { query: { limit: 100 } });
+      expect(entries.status, entries.text).toBe(200);
+      const lines = (entries.body!.data as { reference_id: string; lines: Line[] }[])
+        .flatMap((e) => e.lines)
+        .filter((l) => l.credit_note_id === noteId || (l.invoice_id === invoiceId && l.account_code === 1100));
+      return { note: note.body!.data, invoice: invoice.body!.data, lines };
+    }
+
+    it("credits a prorated cancel to the parent who was invoiced, on the parent's invoice and receivable", async () => {
+      const { payer, child, sub, invoice } = await childOnParentInvoice('Canceled');
+      const canceled = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate: true } });
+      expect(canceled.status, canceled.text).toBe(200);
+      const proration = (canceled.body!.data as { proration: { credit_note_id: string | null; unused_credit: number } }).proration;
+      expect(proration.credit_note_id).not.toBeNull();
+      const credit = proration.unused_credit;
+      expect(credit).toBeGreaterThan(0);
+      const { note, invoice: after, lines } = await creditedTo(proration.credit_note_id!, invoice.id);
+      // On the parent's invoice, at the parent's place of supply (IGST).
+      expect(note).toMatchObject({ customer_id: payer.id, invoice_id: invoice.id, amount: credit, cgst_amount: 0 });
+      expect(note.igst_amount).toBeGreaterThan(0);
+      // The note settled part of what the parent's invoice owed.
+      expect(after).toMatchObject({ customer_id: payer.id, amount_due: 118_000 - credit });
+      // Every ledger line of the note names the parent — the receivable it reduces is the parent's.
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter((l) => l.customer_id !== null).every((l) => l.customer_id === payer.id)).toBe(true);
+      expect(lines.some((l) => l.customer_id === child.id)).toBe(false);
+      const receivable = lines.filter((l) => l.account_code === 1100 && l.credit_note_id === null && l.credit > 0);
+      expect(receivable).toEqual([expect.objectContaining({ customer_id: payer.id, invoice_id: invoice.id, credit })]);
+      const childNotes = await acme.http.GET('/v1/credit-notes', { query: { customer_id: child.id } });
+      expect(childNotes.body!.data).toEqual([]);
+    });
+
+    it("credits a downgrade's unused time to the parent too", async () => {
+      const { payer, child, sub, invoice } = await childOnParentInvoice('Downgraded');
+      const cheaper = await createPlan(acme, { amount: 50_000 });
+      const changed = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: sub.id }, body: { plan_id: cheaper.id } });
+      expect(changed.status, changed.text).toBe(200);
+      const notes = await acme.http.GET('/v1/credit-notes', { query: { invoice_id: invoice.id } });
+      expect(notes.body!.data).toEqual([expect.objectContaining({ customer_id: payer.id, invoice_id: invoice.id })]);
+      const childNotes = await acme.http.GET('/v1/credit-notes', { query: { customer_id: child.id } });
+      expect(childNotes.body!.data).toEqual([]);
+    });
+  });
 });

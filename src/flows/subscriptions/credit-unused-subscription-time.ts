@@ -32,6 +32,10 @@ export type UnusedTimeCredit = {
  * credit is then what remains creditable on those lines (`capped`), never a refusal. An invoice
  * credited earlier without line detail is credited pro rata as a whole (no line can be named).
  * No such invoice (a trial, a gift, an imported period) or nothing left → no credit.
+ *
+ * The note is addressed to whoever the invoice was: for a child billed to its parent (decision
+ * 0550) that is the parent, whose invoice paid for the period — the credit, its tax reversal and
+ * its ledger lines are the parent's, as the invoice and its receivable are (decision 0810).
  */
 export async function creditUnusedSubscriptionTime(ctx: Ctx, row: SubscriptionRow, reason: string): Promise<UnusedTimeCredit> {
   const none = (remaining = 0, total = 0, unusedValue = 0): UnusedTimeCredit => ({
@@ -59,13 +63,13 @@ export async function creditUnusedSubscriptionTime(ctx: Ctx, row: SubscriptionRo
   if (!left) {
     const amount = Math.min(unusedValue, creditable);
     if (amount === 0) return none(remaining, total, unusedValue);
-    const note = await createCreditNote(ctx, { customer_id: row.customer_id, invoice_id: invoice.id, amount, reason });
+    const note = await createCreditNote(ctx, { customer_id: invoice.customer_id, invoice_id: invoice.id, amount, reason });
     return { note, amount, unusedValue, capped: amount < unusedValue, remainingDays: remaining, periodDays: total };
   }
   const lines = sharesOfUnused(advance, unusedValue, left, creditable);
   const amount = lines.reduce((sum, l) => sum + l.amount, 0);
   if (amount === 0) return none(remaining, total, unusedValue);
-  const note = await createCreditNote(ctx, { customer_id: row.customer_id, invoice_id: invoice.id, lines, reason });
+  const note = await createCreditNote(ctx, { customer_id: invoice.customer_id, invoice_id: invoice.id, lines, reason });
   return { note, amount, unusedValue, capped: amount < unusedValue, remainingDays: remaining, periodDays: total };
 }
 

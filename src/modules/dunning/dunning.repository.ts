@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
@@ -308,24 +308,44 @@ export async function markLastActionRecovering(tx: Tx, tenantId: string, executi
 export async function claimDueExecutions(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<ExecutionRow[]> {
   const { rows } = await sql<ExecutionRow>`
     SELECT * FROM dunning_executions
-    WHERE status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active)) AND ${inMode(mode)}
-      AND ${testClockScope('dunning_executions.tenant_id', 'dunning_executions.customer_id')}
+    WHERE ${isExecutionDue(now)} AND ${inMode(mode)}
     ORDER BY next_step_at NULLS LAST
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`.execute(tx);
   return rows;
 }
 
+/** An execution (a row of `dunning_executions`) with something due at `now`, in the test clock scope. */
+function isExecutionDue(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active))
+      AND ${testClockScope('dunning_executions.tenant_id', 'dunning_executions.customer_id')}`;
+}
+
+/** Whether the step runner has an execution in the test clock scope to act on at `now`: an advance skips the runner while none has. */
+export function dueExecutionsInClockScope(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM dunning_executions WHERE ${isExecutionDue(now)})`;
+}
+
 export type OverdueInvoice = { tenant_id: string; id: string; customer_id: string };
+
+/** An open invoice (alias `i`) past its due date at `now`, never dunned, of a tenant whose default campaign dunns overdue invoices, in the test clock scope. */
+function isOverdueUndunned(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
+      AND ${testClockScope('i.tenant_id', 'i.customer_id')}
+      AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
+      AND EXISTS (SELECT 1 FROM dunning_campaigns c WHERE c.tenant_id = i.tenant_id AND c.is_default AND c.is_active AND c.trigger_event = 'invoice_overdue')`;
+}
+
+/** Whether the overdue scan has an invoice in the test clock scope to start dunning at `now`: an advance skips the scan while none has. */
+export function overdueInvoicesInClockScope(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM invoices i WHERE ${isOverdueUndunned(now)})`;
+}
 
 /** Open invoices past their due date, never dunned, of tenants whose default campaign dunns overdue invoices (the overdue scan). */
 export async function overdueInvoicesWithoutDunning(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<OverdueInvoice[]> {
   const { rows } = await sql<OverdueInvoice>`
     SELECT i.tenant_id, i.id, i.customer_id FROM invoices i
-    WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now} AND ${inMode(mode, 'i.tenant_id')}
-      AND ${testClockScope('i.tenant_id', 'i.customer_id')}
-      AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
-      AND EXISTS (SELECT 1 FROM dunning_campaigns c WHERE c.tenant_id = i.tenant_id AND c.is_default AND c.is_active AND c.trigger_event = 'invoice_overdue')
+    WHERE ${isOverdueUndunned(now)} AND ${inMode(mode, 'i.tenant_id')}
     ORDER BY i.due_date LIMIT ${limit}`.execute(tx);
   return rows;
 }

@@ -533,6 +533,8 @@ export {
   moveExecutionSteps,
   invoicesAndCustomers,
   overdueInvoicesWithoutDunning,
+  overdueInvoicesInClockScope,
+  dueExecutionsInClockScope,
 } from './dunning.repository.js';
 
 export { nextDunningInstant } from './dunning.repository.js';

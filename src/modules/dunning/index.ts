@@ -67,4 +67,6 @@ export {
   moveExecutionSteps,
   invoicesAndCustomers,
   overdueInvoicesWithoutDunning,
+  overdueInvoicesInClockScope,
+  dueExecutionsInClockScope,
 } from './dunning.service.js';

@@ -58,6 +58,7 @@ export {
   pricedLinesWithin,
   unsettledSubscriptionInvoices,
   nextInvoiceDueInClockScope,
+  delinquencyMovesInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.service.js';
 export {

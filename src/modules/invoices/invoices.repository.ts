@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
@@ -141,22 +141,55 @@ export async function unsettledSubscriptionInvoices(
   tenantId: string,
   now: Date,
 ): Promise<{ subscription_id: string; overdue: boolean; uncollectible: boolean }[]> {
-  const unsettled = sql<boolean>`((i.status = 'open' AND i.due_date <= ${now}) OR i.status = 'uncollectible')`;
-  const scope = testClockScope('i.tenant_id', 'i.customer_id');
-  // A subscription's own invoices, and the consolidated invoices of a parent (decision 0550), whose
-  // lines name the children's subscriptions they bill.
   const { rows } = await sql<{ subscription_id: string; overdue: boolean; uncollectible: boolean }>`
-    SELECT s.subscription_id, bool_or(s.status = 'open') AS overdue, bool_or(s.status = 'uncollectible') AS uncollectible
-    FROM (
-      SELECT i.subscription_id, i.status FROM invoices i
-      WHERE i.tenant_id = ${tenantId} AND i.subscription_id IS NOT NULL AND ${unsettled} AND ${scope}
-      UNION ALL
-      SELECT DISTINCT l.subscription_id, i.status FROM invoices i
-      JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.subscription_id IS NOT NULL
-      WHERE i.tenant_id = ${tenantId} AND i.subscription_id IS NULL AND ${unsettled} AND ${scope}
-    ) s
-    GROUP BY s.subscription_id`.execute(tx);
+    SELECT subscription_id, overdue, uncollectible FROM (${unsettledBySubscription(now, tenantId)}) s`.execute(tx);
   return rows;
+}
+
+/**
+ * Per subscription, whether it has an invoice open past its due date (`overdue`) or uncollectible,
+ * among the invoices in the test clock scope: a subscription's own invoices, and the consolidated
+ * invoices of a parent (decision 0550), whose lines name the children's subscriptions they bill.
+ * Columns tenant_id, subscription_id, overdue, uncollectible; only the tenant `tenantId` when given.
+ */
+function unsettledBySubscription(now: Date, tenantId?: string): RawBuilder<unknown> {
+  const unsettled = sql<boolean>`((i.status = 'open' AND i.due_date <= ${now}) OR i.status = 'uncollectible')`;
+  const tenant = tenantId === undefined ? sql<boolean>`TRUE` : sql<boolean>`i.tenant_id = ${tenantId}`;
+  const scope = testClockScope('i.tenant_id', 'i.customer_id');
+  return sql`
+    SELECT s.tenant_id, s.subscription_id, bool_or(s.status = 'open') AS overdue, bool_or(s.status = 'uncollectible') AS uncollectible
+    FROM (
+      SELECT i.tenant_id, i.subscription_id, i.status FROM invoices i
+      WHERE ${tenant} AND i.subscription_id IS NOT NULL AND ${unsettled} AND ${scope}
+      UNION ALL
+      SELECT DISTINCT i.tenant_id, l.subscription_id, i.status FROM invoices i
+      JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.subscription_id IS NOT NULL
+      WHERE ${tenant} AND i.subscription_id IS NULL AND ${unsettled} AND ${scope}
+    ) s
+    GROUP BY s.tenant_id, s.subscription_id`;
+}
+
+/**
+ * Whether the billing run's delinquency pass (settleDelinquency) would move a subscription at
+ * `now`, in the test clock scope: one with an uncollectible invoice in a status `unpaidFrom`, one
+ * with an overdue invoice and none uncollectible in a status `pastDueFrom`, or a delinquent one
+ * (past_due or unpaid, invoiced by Kosh) with neither. The statuses come from the subscription
+ * state table. An advance skips the pass while none would move.
+ */
+export function delinquencyMovesInClockScope(
+  now: Date,
+  from: { unpaid: readonly string[]; pastDue: readonly string[]; recover: readonly string[] },
+): RawBuilder<boolean> {
+  return sql<boolean>`(WITH u AS (${unsettledBySubscription(now)})
+    SELECT EXISTS (
+      SELECT 1 FROM u JOIN subscriptions s ON s.tenant_id = u.tenant_id AND s.id = u.subscription_id
+      WHERE (u.uncollectible AND s.status IN (${sql.join(from.unpaid)}))
+         OR (u.overdue AND NOT u.uncollectible AND s.status IN (${sql.join(from.pastDue)})))
+    OR EXISTS (
+      SELECT 1 FROM subscriptions s
+      WHERE s.status IN (${sql.join(from.recover)}) AND s.latest_invoice_id IS NOT NULL
+        AND ${testClockScope('s.tenant_id', 's.customer_id')}
+        AND NOT EXISTS (SELECT 1 FROM u WHERE u.tenant_id = s.tenant_id AND u.subscription_id = s.id)))`;
 }
 
 /** The tenants that have a subscription invoice overdue or uncollectible (the billing run's discovery). */

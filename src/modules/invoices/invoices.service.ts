@@ -739,5 +739,6 @@ export {
   linesOfInvoices,
   unsettledSubscriptionInvoices,
   nextInvoiceDueInClockScope,
+  delinquencyMovesInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.repository.js';

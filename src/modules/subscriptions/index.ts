@@ -63,6 +63,7 @@ export {
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
   trialsInClockScope,
+  dueSubscriptionsInClockScope,
   updateSubscription,
   meteredPeriodCutoffs,
   RUNNING_STATUSES,

@@ -55,11 +55,19 @@ export async function listSubscriptionRows(
  */
 export async function tenantsWithDueSubscriptions(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ tenant_id: string }>`
-    SELECT DISTINCT tenant_id FROM subscriptions
-    WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now} AND ${inMode(mode)}
-      AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')}
-    LIMIT ${limit}`.execute(tx);
+    SELECT DISTINCT tenant_id FROM subscriptions WHERE ${isDue(now)} AND ${inMode(mode)} LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
+}
+
+/** A subscription row (of `subscriptions`) the billing run renews, ends or moves out of trial at `now`, in the test clock scope. */
+function isDue(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now}
+      AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')}`;
+}
+
+/** Whether the billing run has a subscription in the test clock scope to renew at `now`: an advance skips the run's renewals while none is. */
+export function dueSubscriptionsInClockScope(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM subscriptions WHERE ${isDue(now)})`;
 }
 
 /**

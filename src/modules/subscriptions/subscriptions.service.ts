@@ -425,6 +425,7 @@ export {
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
   trialsInClockScope,
+  dueSubscriptionsInClockScope,
   updateSubscription,
   meteredPeriodCutoffs,
   RUNNING_STATUSES,

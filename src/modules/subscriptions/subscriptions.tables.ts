@@ -83,7 +83,8 @@ declare module '../../platform/db/schema.js' {
 /** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
 export const subscriptionsTableAccess: TableAccess = {
   // Usage alerts find the period a watched customer's subscription is in (decision 0690).
-  subscriptions: { read: ['alerts', 'analytics', 'importer'], write: ['importer'] },
+  // A test clock's advance asks whether the billing run's delinquency pass would move one (decision 0810).
+  subscriptions: { read: ['alerts', 'analytics', 'importer', 'invoices'], write: ['importer'] },
   // MRR counts the add-ons' recurring amounts (decision 0560).
   subscription_items: { read: ['analytics'] },
 };

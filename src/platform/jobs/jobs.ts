@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { deferWrite } from '../db/pipeline.js';
 import { countsChanged } from '../db/paginate.js';
@@ -583,4 +583,14 @@ export async function nextJobOnTestClock(db: Kysely<DB>, testClockId: string, af
     .where('run_at', '>', after)
     .executeTakeFirst();
   return row?.at ? new Date(row.at) : null;
+}
+
+/**
+ * Whether a drain restricted to the test clock could run anything at `at`: a pending job of the
+ * clock due by then, or one still marked running (its lease may be reclaimed). An advance skips
+ * the drain while none is.
+ */
+export function jobsDueOnTestClock(testClockId: string, at: Date): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM jobs WHERE test_clock_id = ${testClockId}
+    AND ((state = 'pending' AND run_at <= ${at}) OR state = 'running'))`;
 }
