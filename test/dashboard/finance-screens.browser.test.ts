@@ -99,7 +99,11 @@ beforeAll(async () => {
   });
   expect(usagePlan.status, usagePlan.text).toBe(201);
   expect((await tenant.api('POST', '/v1/subscriptions', { customer_id: customerId, plan_id: usagePlan.body.data.id })).status).toBe(201);
-  const gateway = await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: 'whsec_finance_screens' }, currencies: ['INR'] });
+  const gateway = await tenant.api('POST', '/v1/gateway-connections', {
+    provider: 'test',
+    credentials: { webhook_secret: 'whsec_finance_screens' },
+    currencies: ['INR'],
+  });
   expect(gateway.status, gateway.text).toBe(201);
   context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
   page = await context.newPage();
@@ -128,7 +132,11 @@ describe.skipIf(!hasChromium)(`the finance screens in a browser${skipNote}`, () 
     await form.getByRole('button', { name: 'Record the advance' }).click();
     await page.getByText('Advance of ₹11,800.00 recorded with its receipt voucher.').waitFor();
     expect(await form.getByLabel('Amount received').inputValue()).toBe('');
-    const advances = (await tenant.api('GET', `/v1/advances?customer_id=${customerId}`)).body.data as { id: string; amount: number; receipt_voucher_number: string }[];
+    const advances = (await tenant.api('GET', `/v1/advances?customer_id=${customerId}`)).body.data as {
+      id: string;
+      amount: number;
+      receipt_voucher_number: string;
+    }[];
     expect(advances).toHaveLength(1);
     expect(advances[0]!.amount).toBe(1_180_000);
     // The list names the customer and the voucher; the voucher opens the advance.
@@ -160,7 +168,9 @@ describe.skipIf(!hasChromium)(`the finance screens in a browser${skipNote}`, () 
     await statement.getByLabel('From').fill('2026-04-02');
     await statement.getByText('Opening balance: ₹10,800.00').waitFor();
     await statement.getByLabel('From').fill('');
-    const csv = decodeURIComponent((await statement.getByRole('link', { name: 'Download the statement (CSV)' }).getAttribute('href'))!.split(',').slice(1).join(','));
+    const csv = decodeURIComponent(
+      (await statement.getByRole('link', { name: 'Download the statement (CSV)' }).getAttribute('href'))!.split(',').slice(1).join(','),
+    );
     expect(csv).toContain('advance_received');
     expect(csv.trim().split('\n').at(-1)).toBe(',closing_balance,,,10800.00');
     // The API's own balance agrees.
@@ -223,7 +233,13 @@ describe.skipIf(!hasChromium)(`the finance screens in a browser${skipNote}`, () 
     await form.getByRole('button', { name: 'Create gift' }).click();
     await page.getByText(/Gift \S+ created for friend@example.test: ₹14,997.00 before GST, invoiced to the buyer\./).waitFor();
     const [gift] = (await tenant.api('GET', '/v1/gifts')).body.data;
-    expect(gift).toMatchObject({ buyer_customer_id: customerId, recipient_email: 'friend@example.test', duration_months: 3, status: 'purchased', amount: 1_499_700 });
+    expect(gift).toMatchObject({
+      buyer_customer_id: customerId,
+      recipient_email: 'friend@example.test',
+      duration_months: 3,
+      status: 'purchased',
+      amount: 1_499_700,
+    });
     await page.getByRole('row').filter({ hasText: gift.code }).getByRole('link', { name: 'Acme Traders' }).waitFor();
     await check(page, '07-gifts');
   }, 120_000);
@@ -255,13 +271,9 @@ describe.skipIf(!hasChromium)(`the finance screens in a browser${skipNote}`, () 
   it("charts the customer's usage this period day by day", async () => {
     // Days of India time (UTC+5:30): 1 April has one call; 19:00 UTC on 1 April is already 2 April
     // there (three calls in all); 3 April has one.
-    const events = [
-      ['2026-04-01T00:00:00Z'],
-      ['2026-04-01T19:00:00Z'],
-      ['2026-04-02T09:00:00Z'],
-      ['2026-04-02T18:00:00Z'],
-      ['2026-04-03T10:00:00Z'],
-    ].map(([ts], i) => ({ transaction_id: `call-${i}`, customer_id: customerId, metric_code: 'api_calls', timestamp: ts }));
+    const events = [['2026-04-01T00:00:00Z'], ['2026-04-01T19:00:00Z'], ['2026-04-02T09:00:00Z'], ['2026-04-02T18:00:00Z'], ['2026-04-03T10:00:00Z']].map(
+      ([ts], i) => ({ transaction_id: `call-${i}`, customer_id: customerId, metric_code: 'api_calls', timestamp: ts }),
+    );
     t.clock.set('2026-04-03T12:00:00Z');
     const recorded = await tenant.api('POST', '/v1/usage/events/batch', { events });
     expect(recorded.body.data, recorded.text).toMatchObject({ accepted: 5, rejected: [] });
@@ -282,6 +294,37 @@ describe.skipIf(!hasChromium)(`the finance screens in a browser${skipNote}`, () 
     expect(days).toHaveLength(daily.days.length);
     expect(days.slice(0, 3)).toEqual(daily.days.slice(0, 3).map((d: { quantity: number }) => expect.stringMatching(new RegExp(`${d.quantity}$`))));
     await check(page, '10-customer-usage-by-day');
+  }, 120_000);
+
+  it('shows a support operator the records but none of the money or admin actions', async () => {
+    const invited = await tenant.api('POST', '/v1/users/invitations', { email: 'support@acme-billing.test', role: 'support' });
+    expect(invited.status).toBe(201);
+    const link = new URL(invited.body.data.accept_url as string);
+    const support = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const p = await support.newPage();
+    p.on('pageerror', (error) => pageErrors.push(error.message));
+    await p.goto(`${base}${link.pathname}${link.search}`);
+    await p.getByLabel('Your name').fill('Sam Support');
+    await p.getByLabel('Password', { exact: true }).fill('correct horse battery 9');
+    await p.getByLabel('Password again').fill('correct horse battery 9');
+    await p.getByRole('button', { name: 'Join' }).click();
+    await p.waitForURL(/\/dashboard\/settings\/security/);
+    for (const [path, heading, row, forms] of [
+      ['/advances', 'Advances', 'Acme Traders', ['Receive an advance']],
+      ['/quotes', 'Quotes', 'Growth monthly', ['New quote']],
+      ['/gifts', 'Gifts', 'friend@example.test', ['Sell a gift']],
+      ['/accounting', 'Accounting', 'Demo Company', ['Connect an accounting system']],
+    ] as const) {
+      await p.goto(`${base}/dashboard${path}`);
+      await p.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await p.getByRole('row').filter({ hasText: row }).first().waitFor();
+      for (const name of forms) expect(await p.getByRole('form', { name }).count(), `${path}: ${name}`).toBe(0);
+      expect(await p.getByRole('button', { name: /^(Accept|Decline|Cancel|Sync|Disconnect) / }).count(), path).toBe(0);
+    }
+    await p.goto(`${base}/dashboard/checkout-links`);
+    await p.getByText('Checkout links are created by finance.').waitFor();
+    await check(p, '11-support-checkout-links');
+    await support.close();
     expect(pageErrors).toEqual([]);
   }, 120_000);
 });

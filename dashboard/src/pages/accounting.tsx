@@ -2,7 +2,22 @@
 import { useState } from 'react';
 import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import { count, dateTime } from '../format.ts';
-import { ActionButton, ActionForm, Badge, ErrorNote, Field, Loading, PagedTable, PageTitle, str, Table, useLoad, useLocation, useMe, type Column } from '../ui.tsx';
+import {
+  ActionButton,
+  ActionForm,
+  Badge,
+  ErrorNote,
+  Field,
+  Loading,
+  PagedTable,
+  PageTitle,
+  str,
+  Table,
+  useLoad,
+  useLocation,
+  useMe,
+  type Column,
+} from '../ui.tsx';
 
 type Connection = Schema<'AccountingConnection'>;
 type Run = Schema<'AccountingSyncRun'>;

@@ -84,7 +84,12 @@ export function AdvanceList() {
           <Field label="Currency" name="currency" defaultValue="INR" options={CURRENCIES} />
           <Field label="Method" name="payment_type" defaultValue="bank_transfer" options={PAYMENT_TYPES} />
           <Field label="Reference" name="reference_number" hint="UTR, cheque number or receipt number" />
-          <Field label="SAC/HSN of the supply" name="hsn_code" inputMode="numeric" hint="Default 998314 (services at 18 %); a goods code takes no GST on the advance" />
+          <Field
+            label="SAC/HSN of the supply"
+            name="hsn_code"
+            inputMode="numeric"
+            hint="Default 998314 (services at 18 %); a goods code takes no GST on the advance"
+          />
         </ActionForm>
       ) : null}
     </>
@@ -147,7 +152,8 @@ export function AdvanceDetail({ id }: { id: string }) {
     { header: 'Reason', cell: (m) => m.reason || '—' },
     {
       header: 'Refund',
-      cell: (m) => (m.refund_id ? <RefundStatus refundId={m.refund_id} currency={a.currency} onPaid={advance.reload} /> : m.kind === 'refunded' ? m.payout : '—'),
+      cell: (m) =>
+        m.refund_id ? <RefundStatus refundId={m.refund_id} currency={a.currency} onPaid={advance.reload} /> : m.kind === 'refunded' ? m.payout : '—',
     },
   ];
   return (
@@ -251,7 +257,8 @@ function statementCsv(currency: string, statement: ReturnType<typeof statementOf
   const minor = (n: number) => (n / 10 ** digits).toFixed(digits);
   const lines = [['date', 'type', 'document', 'amount', 'balance'].join(',')];
   lines.push(['', 'opening_balance', '', '', minor(statement.opening)].join(','));
-  for (const r of statement.rows) lines.push([r.created_at, r.type, csvCell(r.document.number ?? r.document.type), minor(r.amount), minor(r.running)].join(','));
+  for (const r of statement.rows)
+    lines.push([r.created_at, r.type, csvCell(r.document.number ?? r.document.type), minor(r.amount), minor(r.running)].join(','));
   lines.push(['', 'closing_balance', '', '', minor(statement.closing)].join(','));
   return `# ${currency}\n${lines.join('\n')}\n`;
 }

@@ -100,7 +100,8 @@ export function QuoteList() {
             if (planId) {
               const plan = await fetchPlan(planId);
               const price = planPrice(plan, undefined, currency);
-              if (!price || price.billing_scheme !== 'per_unit' || price.type === 'metered') throw new Error(`${plan.name} has no flat ${currency} price to quote.`);
+              if (!price || price.billing_scheme !== 'per_unit' || price.type === 'metered')
+                throw new Error(`${plan.name} has no flat ${currency} price to quote.`);
               lines.push({ description: plan.name, quantity, unit_amount: price.amount });
             }
             const extra = str(form, 'line_description');
@@ -272,7 +273,10 @@ export function CheckoutLinks() {
   return (
     <>
       <PageTitle>Checkout links</PageTitle>
-      <p className="muted">A checkout link lets a customer pay an open invoice on Kosh&apos;s hosted page, with the connected gateway. Send it however suits you.</p>
+      <p className="muted">
+        A checkout link lets a customer pay an open invoice on Kosh&apos;s hosted page, with the connected gateway. A link is shown only when it is made (Kosh
+        keeps a hash of its token, not the token): copy it then, or make a new one.
+      </p>
       {can(me, 'money') ? (
         <ActionForm
           title="New checkout link"
@@ -281,9 +285,7 @@ export function CheckoutLinks() {
           onSubmit={async (form, key) => {
             const invoiceId = str(form, 'invoice_id');
             if (!invoiceId) throw new Error('Choose an open invoice from the list.');
-            const session = unwrap(
-              await kosh.POST('/v1/invoices/{id}/checkout-sessions', { params: { path: { id: invoiceId } }, ...idem(key) }),
-            ).data;
+            const session = unwrap(await kosh.POST('/v1/invoices/{id}/checkout-sessions', { params: { path: { id: invoiceId } }, ...idem(key) })).data;
             const invoice = unwrap(await kosh.GET('/v1/invoices/{id}', { params: { path: { id: invoiceId } } })).data;
             const label = invoice.number ?? 'the invoice';
             setLinks((all) => [{ ...session, invoice: label }, ...all.filter((l) => l.id !== session.id)]);

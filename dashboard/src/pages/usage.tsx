@@ -221,9 +221,7 @@ function SubscriptionUsageCard({ subscription, metrics }: { subscription: Schema
 function DailyUsageChart({ customerId, metricCode, name, from, to }: { customerId: string; metricCode: string; name: string; from: string; to: string }) {
   const daily = useLoad(
     async () =>
-      unwrap(
-        await kosh.GET('/v1/usage/daily', { params: { query: { customer_id: customerId, metric_code: metricCode, from, to, time_zone: zone() } } }),
-      ).data,
+      unwrap(await kosh.GET('/v1/usage/daily', { params: { query: { customer_id: customerId, metric_code: metricCode, from, to, time_zone: zone() } } })).data,
     [customerId, metricCode, from, to],
   );
   if (daily.error) return <ErrorNote error={daily.error} />;

@@ -4,13 +4,12 @@ import type { AppDeps } from '../../app-deps.js';
 import { errors, KoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
-import { customerDailyUsage } from '../../flows/usage/daily-usage.js';
+import { customerDailyUsage, dailyUsageQuery } from '../../flows/usage/daily-usage.js';
 import { recordUsageEvents } from '../../flows/usage/record-usage-events.js';
 import {
   billableMetricSchema,
   createBillableMetricBody,
   createMetric,
-  dailyUsageQuery,
   dailyUsageSchema,
   getMetric,
   isPlainBatchBody,

@@ -4,7 +4,7 @@ export type { DimensionalWindow, EventInsert, MetricRow, UsageGroup, UsageWindow
 export {
   billableMetricSchema,
   createBillableMetricBody,
-  dailyUsageQuery,
+  MAX_DAILY_USAGE_DAYS,
   dailyUsageSchema,
   type DailyUsage,
   isPlainBatchBody,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { fields, inInstantRange } from '../../platform/http/envelope.js';
-import { timeZoneField } from '../entities/index.js';
 
 export const aggregation = z.enum(['count', 'sum', 'max', 'unique_count', 'latest']);
 
@@ -193,21 +192,6 @@ export const usageEventAcceptedSchema = z
 /** The longest range GET /v1/usage/daily answers: a quarter (a period of up to three months). */
 export const MAX_DAILY_USAGE_DAYS = 92;
 
-export const dailyUsageQuery = z
-  .object({
-    customer_id: z.uuid(),
-    metric_code: z.string().min(1).max(100),
-    from: fields.instant().describe('the first instant counted (a period start)'),
-    to: fields.instant().describe('the end, not counted (a period end)'),
-    time_zone: timeZoneField.optional().describe("the zone whose calendar days group the usage; default the primary entity's"),
-  })
-  .superRefine((q, ctx) => {
-    const span = Date.parse(q.to) - Date.parse(q.from);
-    if (!(span > 0)) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after from' });
-    else if (span > MAX_DAILY_USAGE_DAYS * 86_400_000) ctx.addIssue({ code: 'custom', path: ['to'], message: `at most ${MAX_DAILY_USAGE_DAYS} days after from` });
-  });
-export type DailyUsageQuery = z.infer<typeof dailyUsageQuery>;
-
 export const dailyUsageSchema = z
   .object({
     customer_id: z.uuid(),
@@ -215,7 +199,12 @@ export const dailyUsageSchema = z
     aggregation,
     time_zone: z.string(),
     days: z
-      .array(z.object({ date: z.string().describe('a calendar day in time_zone (YYYY-MM-DD)'), quantity: z.number().describe("the metric's aggregation over the day's events") }))
+      .array(
+        z.object({
+          date: z.string().describe('a calendar day in time_zone (YYYY-MM-DD)'),
+          quantity: z.number().describe("the metric's aggregation over the day's events"),
+        }),
+      )
       .describe('every day the range touches, oldest first, zero where nothing was recorded'),
   })
   .meta({ id: 'DailyUsage' });

@@ -59,7 +59,7 @@ export function calendarDays(start: Date, end: Date, timeZone: string): string[]
   const dayOf = (d: Date) => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
   const last = dayOf(new Date(end.getTime() - 1));
   const days: string[] = [];
-  for (let day = dayOf(start); day <= last; ) {
+  for (let day = dayOf(start); day <= last;) {
     days.push(day);
     const next = new Date(`${day}T00:00:00Z`);
     next.setUTCDate(next.getUTCDate() + 1);
