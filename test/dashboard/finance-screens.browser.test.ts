@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, launchChromium } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, launchChromium, screenshotAndSeriousAxeViolations } from '../support/browser.js';
 import { startAccountingSandbox, type AccountingSandbox } from '../support/accounting-sandbox.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
@@ -18,8 +16,6 @@ import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
  */
 const skipNote = chromiumSkipNote('finance screens');
 const OUT = 'test-output/finance-screens';
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestKosh;
 let sandbox: AccountingSandbox;
@@ -32,19 +28,7 @@ const pageErrors: string[] = [];
 let customerId: string;
 
 async function check(p: Page, name: string): Promise<void> {
-  await p.waitForLoadState('networkidle');
-  await p.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
-  await p.evaluate(axeSource);
-  const result = await p.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const serious = await screenshotAndSeriousAxeViolations(p, `${OUT}/${name}.png`);
   expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
 }
 
@@ -73,8 +57,7 @@ async function freePort(): Promise<number> {
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   mkdirSync(OUT, { recursive: true });
   sandbox = await startAccountingSandbox();
   const port = await freePort();
@@ -108,6 +91,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  // The owner's API key (development sign-in): every action is offered.
   await page.goto(`${base}/dashboard/sign-in`);
   await page.getByRole('button', { name: /API key/ }).click();
   await page.getByLabel('API key').fill(tenant.key);

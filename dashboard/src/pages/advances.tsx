@@ -4,17 +4,10 @@ import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import { date, dateTime, money, zone } from '../format.ts';
 import { CustomerName, InvoiceNumber, Picker } from '../pickers.tsx';
 import { ActionForm, Badge, ErrorNote, Field, Fields, Link, Loading, PagedTable, PageTitle, str, Table, useLoad, useMe, type Column } from '../ui.tsx';
-import { amountIn } from './billing.tsx';
+import { amountIn, CURRENCIES } from './billing.tsx';
 
 type Advance = Schema<'Advance'>;
 type Movement = Advance['movements'][number];
-
-const CURRENCIES: [string, string][] = [
-  ['INR', 'INR'],
-  ['USD', 'USD'],
-  ['EUR', 'EUR'],
-  ['GBP', 'GBP'],
-];
 
 const PAYMENT_TYPES: [string, string][] = [
   ['bank_transfer', 'Bank transfer'],
