@@ -12,6 +12,9 @@ import { Settings } from './pages/settings.tsx';
 import { CouponList, Features, Periods } from './pages/billing.tsx';
 import { Metrics } from './pages/usage.tsx';
 import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
+import { AdvanceDetail, AdvanceList } from './pages/advances.tsx';
+import { CheckoutLinks, GiftList, QuoteList } from './pages/sales.tsx';
+import { Accounting } from './pages/accounting.tsx';
 import { Link, Loading, MeContext, navigate, useLoad, useLocation } from './ui.tsx';
 
 const PUBLIC = new Set(['/sign-in', '/sign-up', '/accept-invitation', '/reset-password']);
@@ -23,6 +26,10 @@ const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/invoices', 'Invoices'],
   ['/payments', 'Payments'],
   ['/credit-notes', 'Credit notes'],
+  ['/advances', 'Advances'],
+  ['/quotes', 'Quotes'],
+  ['/gifts', 'Gifts'],
+  ['/checkout-links', 'Checkout links'],
   ['/plans', 'Plans'],
   ['/metrics', 'Usage'],
   ['/coupons', 'Coupons'],
@@ -31,6 +38,7 @@ const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/dunning', 'Dunning'],
   ['/reconciliation', 'Reconciliation'],
   ['/gst-returns', 'GST returns'],
+  ['/accounting', 'Accounting'],
   ['/periods', 'Periods'],
   ['/analytics', 'Analytics'],
   ['/audit-log', 'Audit log', (me) => can(me, 'admin')],
@@ -54,6 +62,16 @@ function route(path: string): ReactNode {
       return id ? <CreditNoteDetail id={id} /> : <CreditNoteList />;
     case 'plans':
       return id ? <PlanDetail id={id} /> : <PlanList />;
+    case 'advances':
+      return id ? <AdvanceDetail id={id} /> : <AdvanceList />;
+    case 'quotes':
+      return <QuoteList />;
+    case 'gifts':
+      return <GiftList />;
+    case 'checkout-links':
+      return <CheckoutLinks />;
+    case 'accounting':
+      return <Accounting />;
     case 'metrics':
       return <Metrics />;
     case 'coupons':
@@ -75,6 +93,8 @@ function route(path: string): ReactNode {
     case 'audit-log':
       return <AuditLog />;
     case 'settings':
+      // Where the accounting providers' sign-in sends the browser back (the API's default landing).
+      if (id === 'accounting') return <Accounting />;
       return <Settings tab={id ?? 'general'} sub={sub} />;
     default:
       return (

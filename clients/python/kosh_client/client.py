@@ -629,6 +629,10 @@ class KoshClient(Transport):
         """Get a test clock (GET /v1/test-clocks/{id})"""
         return self._request("GET", f"/v1/test-clocks/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
+    def get_usage_daily(self, *, customer_id: Optional[str] = None, metric_code: Optional[str] = None, from_: Optional[str] = None, to: Optional[str] = None, time_zone: Optional[str] = None) -> "GetUsageDailyResponse":
+        """A customer's usage of one metric per calendar day over a range (at most 92 days), every day listed (GET /v1/usage/daily)"""
+        return self._request("GET", "/v1/usage/daily", query={"customer_id": customer_id, "metric_code": metric_code, "from": from_, "to": to, "time_zone": time_zone}, expect="json")  # type: ignore[no-any-return]
+
     def get_user(self, id: str) -> "GetUserResponse":
         """Get an operator (GET /v1/users/{id})"""
         return self._request("GET", f"/v1/users/{_quote(id)}", expect="json")  # type: ignore[no-any-return]

@@ -396,6 +396,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's usage of one metric per calendar day over a range (at most 92 days), every day listed
+         * @description A customer's usage of one metric per calendar day over a range (at most 92 days), every day listed.
+         */
+        get: operations["getUsageDaily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage/events": {
         parameters: {
             query?: never;
@@ -7822,6 +7842,21 @@ export interface components {
             /** @description true when this transaction_id was already recorded (nothing changed) */
             duplicate: boolean;
         };
+        DailyUsage: {
+            /** Format: uuid */
+            customer_id: string;
+            metric_code: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            time_zone: string;
+            /** @description every day the range touches, oldest first, zero where nothing was recorded */
+            days: {
+                /** @description a calendar day in time_zone (YYYY-MM-DD) */
+                date: string;
+                /** @description the metric's aggregation over the day's events */
+                quantity: number;
+            }[];
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -11432,6 +11467,61 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["BillableMetric"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUsageDaily: {
+        parameters: {
+            query: {
+                /** @description The customer id (query). */
+                customer_id: string;
+                /** @description The metric code (query). */
+                metric_code: string;
+                /** @description the first instant counted (a period start) */
+                from: string;
+                /** @description the end, not counted (a period end) */
+                to: string;
+                /** @description the zone whose calendar days group the usage; default the primary entity's */
+                time_zone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metric_code": "metric code",
+                     *         "aggregation": "count",
+                     *         "time_zone": "Asia/Kolkata",
+                     *         "days": [
+                     *           {
+                     *             "date": "date",
+                     *             "quantity": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DailyUsage"];
                     };
                 };
             };

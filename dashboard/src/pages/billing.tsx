@@ -20,7 +20,7 @@ import {
   type Column,
 } from '../ui.tsx';
 
-const CURRENCIES: [string, string][] = [
+export const CURRENCIES: [string, string][] = [
   ['INR', 'INR'],
   ['USD', 'USD'],
   ['EUR', 'EUR'],

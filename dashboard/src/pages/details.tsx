@@ -6,6 +6,7 @@ import { AddressFields, addressOf, formatAddress, GstinField } from './address.t
 import { date, dateTime, money, toMinor } from '../format.ts';
 import { PlanEntitlements } from './billing.tsx';
 import { CustomerCredit, RefundForm } from './money.tsx';
+import { CustomerStatement } from './advances.tsx';
 import { CURRENCY_OPTIONS } from './lists.tsx';
 import { CustomerPaymentMethods, InvoiceCollect } from './collect.tsx';
 import { CustomerUsage, loadMetrics, MeteredPriceFields, meteredPriceOf } from './usage.tsx';
@@ -374,6 +375,7 @@ export function CustomerDetail({ id }: { id: string }) {
       <CustomerUsage customerId={id} />
       {can(me, 'money') ? <CustomerPaymentMethods customerId={id} /> : null}
       <CustomerCredit customerId={id} />
+      <CustomerStatement customerId={id} />
       <section className="card">
         <h2>Invoices</h2>
         {can(me, 'money') ? (

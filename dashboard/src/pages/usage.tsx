@@ -1,7 +1,7 @@
 /** Billable metrics, usage events, a customer's usage this period, and the metered-price fields of the plan forms. */
 import { useState } from 'react';
 import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
-import { date, money } from '../format.ts';
+import { date, money, zone } from '../format.ts';
 import { Picker, PlanName } from '../pickers.tsx';
 import { ActionForm, BarChart, ErrorNote, Field, Loading, PageTitle, str, Table, useLoad, useMe, type Column } from '../ui.tsx';
 import { amountIn } from './billing.tsx';
@@ -203,12 +203,35 @@ function SubscriptionUsageCard({ subscription, metrics }: { subscription: Schema
         <PlanName id={subscription.plan_id} />: {date(data.period_start)} – {date(data.period_end)}
       </h3>
       <Table caption={`Usage this period`} rowKey={(m) => m.metric_code} columns={columns} rows={data.metrics} />
-      <BarChart
-        title="Usage this period by metric"
-        points={data.metrics.map((m) => ({ label: nameOf(m.metric_code), value: m.quantity }))}
-        format={(v) => new Intl.NumberFormat('en-IN').format(v)}
-      />
+      {data.metrics.map((m) => (
+        <DailyUsageChart
+          key={m.metric_code}
+          customerId={subscription.customer_id}
+          metricCode={m.metric_code}
+          name={nameOf(m.metric_code)}
+          from={data.period_start}
+          to={data.period_end}
+        />
+      ))}
     </>
+  );
+}
+
+/** One metric's usage this period, day by day (GET /v1/usage/daily, days of the entity's time zone). */
+function DailyUsageChart({ customerId, metricCode, name, from, to }: { customerId: string; metricCode: string; name: string; from: string; to: string }) {
+  const daily = useLoad(
+    async () =>
+      unwrap(await kosh.GET('/v1/usage/daily', { params: { query: { customer_id: customerId, metric_code: metricCode, from, to, time_zone: zone() } } })).data,
+    [customerId, metricCode, from, to],
+  );
+  if (daily.error) return <ErrorNote error={daily.error} />;
+  if (!daily.data) return <Loading />;
+  return (
+    <BarChart
+      title={`${name} by day this period`}
+      points={daily.data.days.map((d) => ({ label: date(d.date), value: d.quantity }))}
+      format={(v) => new Intl.NumberFormat('en-IN').format(v)}
+    />
   );
 }
 

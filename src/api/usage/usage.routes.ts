@@ -4,11 +4,13 @@ import type { AppDeps } from '../../app-deps.js';
 import { errors, KoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { customerDailyUsage, dailyUsageQuery } from '../../flows/usage/daily-usage.js';
 import { recordUsageEvents } from '../../flows/usage/record-usage-events.js';
 import {
   billableMetricSchema,
   createBillableMetricBody,
   createMetric,
+  dailyUsageSchema,
   getMetric,
   isPlainBatchBody,
   listMetrics,
@@ -57,6 +59,20 @@ export function registerUsageRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/billable-metrics/:id',
     { schema: { tags, summary: 'Get a billable metric', params: idParams, response: { 200: dataEnvelope(billableMetricSchema) } } },
     async (request) => ({ data: await getMetric(readCtx(deps, request), request.params.id) }),
+  );
+
+  app.get(
+    '/v1/usage/daily',
+    {
+      schema: {
+        errors: ['not_found'],
+        tags,
+        summary: "A customer's usage of one metric per calendar day over a range (at most 92 days), every day listed",
+        querystring: dailyUsageQuery,
+        response: { 200: dataEnvelope(dailyUsageSchema) },
+      },
+    },
+    async (request) => ({ data: await customerDailyUsage(readCtx(deps, request), request.query) }),
   );
 
   app.post(

@@ -14,7 +14,7 @@ export {
   type InvoiceExchangeRate,
 } from './entities.service.js';
 export type { EntityRow } from './entities.repository.js';
-export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
+export { countryCode, exchangeRateField, postalAddress, timeZoneField, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
 export type { EinvoicingProvider } from './entities.tables.js';
 export type { PostalAddress } from './entities.tables.js';
 export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';

@@ -177,3 +177,31 @@ export async function aggregateUsageByDimensions(tx: Tx, tenantId: string, windo
   }
   return out;
 }
+
+/**
+ * A customer's usage of one metric per calendar day in `timeZone` over [start, end): the metric's
+ * aggregation over each day's events (the same CASE as a period's), in ONE grouped query. Days
+ * without events are absent; quantities come back as decimal text.
+ */
+export async function aggregateUsageByDay(
+  tx: Tx,
+  tenantId: string,
+  window: { customer_id: string; metric_id: string; start: Date; end: Date; timeZone: string },
+): Promise<{ day: string; quantity: string }[]> {
+  const { rows } = await sql<{ day: string; quantity: string | null }>`
+    SELECT to_char(u.ts AT TIME ZONE ${window.timeZone}, 'YYYY-MM-DD') AS day,
+      (CASE m.aggregation
+        WHEN 'count' THEN count(*)::numeric
+        WHEN 'sum' THEN sum(u.value)
+        WHEN 'max' THEN max(u.value)
+        WHEN 'unique_count' THEN count(DISTINCT u.value_key)::numeric
+        ELSE (array_agg(u.value ORDER BY u.ts DESC, u.transaction_id DESC))[1]
+      END)::text AS quantity
+      FROM usage_events u
+      JOIN billable_metrics m ON m.tenant_id = u.tenant_id AND m.id = u.metric_id
+     WHERE u.tenant_id = ${tenantId} AND u.customer_id = ${window.customer_id} AND u.metric_id = ${window.metric_id}
+       AND u.ts >= ${window.start.toISOString()} AND u.ts < ${window.end.toISOString()}
+     GROUP BY 1, m.aggregation
+     ORDER BY 1`.execute(tx);
+  return rows.map((r) => ({ day: r.day, quantity: r.quantity ?? '0' }));
+}

@@ -188,3 +188,24 @@ export const usageEventAcceptedSchema = z
     duplicate: z.boolean().describe('true when this transaction_id was already recorded (nothing changed)'),
   })
   .meta({ id: 'UsageEventAccepted' });
+
+/** The longest range GET /v1/usage/daily answers: a quarter (a period of up to three months). */
+export const MAX_DAILY_USAGE_DAYS = 92;
+
+export const dailyUsageSchema = z
+  .object({
+    customer_id: z.uuid(),
+    metric_code: z.string(),
+    aggregation,
+    time_zone: z.string(),
+    days: z
+      .array(
+        z.object({
+          date: z.string().describe('a calendar day in time_zone (YYYY-MM-DD)'),
+          quantity: z.number().describe("the metric's aggregation over the day's events"),
+        }),
+      )
+      .describe('every day the range touches, oldest first, zero where nothing was recorded'),
+  })
+  .meta({ id: 'DailyUsage' });
+export type DailyUsage = z.infer<typeof dailyUsageSchema>;

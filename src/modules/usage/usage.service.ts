@@ -4,9 +4,9 @@ import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
-import { findMetric, listMetricRows, type EventInsert, type MetricRow } from './usage.repository.js';
+import { aggregateUsageByDay, findMetric, listMetricRows, metricsByCodes, type EventInsert, type MetricRow } from './usage.repository.js';
 import { insertMetric } from './usage.repository.js';
-import type { BillableMetric, CreateBillableMetricBody, UsageEventBody } from './usage.schemas.js';
+import type { BillableMetric, CreateBillableMetricBody, DailyUsage, UsageEventBody } from './usage.schemas.js';
 
 export function toMetric(row: MetricRow): BillableMetric {
   return {
@@ -52,6 +52,48 @@ export async function getMetric(ctx: ReadCtx, id: string): Promise<BillableMetri
 export async function listMetrics(ctx: ReadCtx, page: Page): Promise<{ metrics: BillableMetric[]; total: number }> {
   const { rows, total } = await listMetricRows(ctx.tx, ctx.tenantId, page);
   return { metrics: rows.map(toMetric), total };
+}
+
+/** Each calendar day (YYYY-MM-DD in `timeZone`) from the day of `start` to the day of the instant before `end`. */
+export function calendarDays(start: Date, end: Date, timeZone: string): string[] {
+  const dayOf = (d: Date) => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
+  const last = dayOf(new Date(end.getTime() - 1));
+  const days: string[] = [];
+  for (let day = dayOf(start); day <= last;) {
+    days.push(day);
+    const next = new Date(`${day}T00:00:00Z`);
+    next.setUTCDate(next.getUTCDate() + 1);
+    day = next.toISOString().slice(0, 10);
+  }
+  return days;
+}
+
+/**
+ * A customer's usage of a metric per calendar day in `timeZone` over [start, end), every day listed
+ * (zero where nothing was recorded): the dashboard's chart of usage this period. The customer is
+ * checked by the caller (a flow); an unknown metric code is a 404.
+ */
+export async function dailyUsage(
+  ctx: ReadCtx,
+  input: { customerId: string; metricCode: string; start: Date; end: Date; timeZone: string },
+): Promise<DailyUsage> {
+  const [metric] = await metricsByCodes(ctx.tx, ctx.tenantId, [input.metricCode]);
+  if (!metric) throw errors.notFound('billable metric');
+  const rows = await aggregateUsageByDay(ctx.tx, ctx.tenantId, {
+    customer_id: input.customerId,
+    metric_id: metric.id,
+    start: input.start,
+    end: input.end,
+    timeZone: input.timeZone,
+  });
+  const byDay = new Map(rows.map((r) => [r.day, Number(r.quantity)]));
+  return {
+    customer_id: input.customerId,
+    metric_code: metric.code,
+    aggregation: metric.aggregation,
+    time_zone: input.timeZone,
+    days: calendarDays(input.start, input.end, input.timeZone).map((date) => ({ date, quantity: byDay.get(date) ?? 0 })),
+  };
 }
 
 /** Why an event cannot be stored; `status` is what the single-event endpoint answers. */
