@@ -189,42 +189,38 @@ describe('usage alert running totals', () => {
     expect(await triggersOf(id)).toEqual({ rows: 1, events: 1 });
   });
 
-  it.runIf(process.env.DATABASE_URL)(
-    'counts the events of a batch in flight before the alert was visible (it takes no lock and adds no delta)',
-    async () => {
-      const code = await metric('sum');
-      const customer = await createCustomer(acme);
-      const metricId = (
-        await sql<{ id: string }>`SELECT id FROM billable_metrics WHERE tenant_id = ${acme.tenantId} AND code = ${code}`.execute(t.database.db)
-      ).rows[0]!.id;
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let stored!: () => void;
-      const inserted = new Promise<void>((r) => (stored = r));
-      // A batch that stored 6 and looked for alerts before there was one: it commits later.
-      const inFlight = t.database.db.transaction().execute(async (trx) => {
-        const ids = [uid('tx'), uid('tx')];
-        await sql`INSERT INTO usage_event_keys (tenant_id, transaction_id, ts)
+  it.runIf(process.env.DATABASE_URL)('counts the events of a batch in flight before the alert was visible (it takes no lock and adds no delta)', async () => {
+    const code = await metric('sum');
+    const customer = await createCustomer(acme);
+    const metricId = (await sql<{ id: string }>`SELECT id FROM billable_metrics WHERE tenant_id = ${acme.tenantId} AND code = ${code}`.execute(t.database.db))
+      .rows[0]!.id;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let stored!: () => void;
+    const inserted = new Promise<void>((r) => (stored = r));
+    // A batch that stored 6 and looked for alerts before there was one: it commits later.
+    const inFlight = t.database.db.transaction().execute(async (trx) => {
+      const ids = [uid('tx'), uid('tx')];
+      await sql`INSERT INTO usage_event_keys (tenant_id, transaction_id, ts)
                   SELECT ${acme.tenantId}::uuid, x, ${t.clock.now()}::timestamptz FROM unnest(${ids}::text[]) AS x`.execute(trx);
-        await sql`INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, value_key, properties, created_at)
+      await sql`INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, value_key, properties, created_at)
                   SELECT ${acme.tenantId}::uuid, x, ${customer}::uuid, ${metricId}::uuid, ${t.clock.now()}::timestamptz, 3, NULL, '{}'::jsonb, ${t.clock.now()}::timestamptz
                     FROM unnest(${ids}::text[]) AS x`.execute(trx);
-        stored();
-        await held;
-      });
-      await inserted;
-      const id = await alert(customer, code, 10);
-      await send([event(customer, code, 2)], 1);
-      expect((await keptOf(id))?.total).toBe(2);
-      release();
-      await inFlight;
-      // 6 + 2 + 2 = 10: the batch in flight is counted once it committed.
-      await send([event(customer, code, 2)], 1);
-      expect(await triggersOf(id)).toEqual({ rows: 1, events: 1 });
-      await settle(customer, code, id);
-      expect((await keptOf(id))?.total).toBe((await periodSum(customer)).sum);
-    },
-  );
+      stored();
+      await held;
+    });
+    await inserted;
+    const id = await alert(customer, code, 10);
+    await send([event(customer, code, 2)], 1);
+    expect((await keptOf(id))?.total).toBe(2);
+    release();
+    await inFlight;
+    // 6 + 2 + 2 = 10: the batch in flight is counted once it committed.
+    await send([event(customer, code, 2)], 1);
+    expect(await triggersOf(id)).toEqual({ rows: 1, events: 1 });
+    await settle(customer, code, id);
+    expect((await keptOf(id))?.total).toBe((await periodSum(customer)).sum);
+  });
 
   it('reseeds a new period from its own events, and drops the total of an archived alert', async () => {
     const code = await metric('count');
