@@ -4,7 +4,8 @@
 -- `total` is the period's count, sum or max of the alert's metric over [period_start, ∞) as
 -- usage_events holds it (NULL: a max over no events). `unsettled` lists the transactions that
 -- were in progress when the row was seeded; until none of them is, the total is measured again
--- (a batch in flight before the alert was visible adds no delta).
+-- (a batch in flight before the alert was visible adds no delta). Rows are updated by most batches:
+-- half-empty pages keep those updates on the same page (HOT, no index entry).
 CREATE TABLE usage_alert_totals (
   tenant_id uuid NOT NULL REFERENCES tenants (id),
   alert_id uuid NOT NULL,
@@ -13,4 +14,4 @@ CREATE TABLE usage_alert_totals (
   unsettled xid8[] NOT NULL DEFAULT '{}',
   PRIMARY KEY (tenant_id, alert_id),
   FOREIGN KEY (tenant_id, alert_id) REFERENCES alerts (tenant_id, id)
-);
+) WITH (fillfactor = 50);
