@@ -125,21 +125,20 @@ export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: 
  */
 export type StoredBatch = { customers: string[]; metrics: string[]; stamps: string[]; values: (number | null)[] };
 
-/** The quantity of an alert's metric over [period start, end of time), as the metric aggregates it. */
-const periodQuantity = (o: string) =>
-  sql.raw(`(CASE ${o}.aggregation
+/** The quantity of the open alert `o`'s metric over [period start, end of time), as the metric aggregates it. */
+const PERIOD_QUANTITY = sql`(CASE o.aggregation
           WHEN 'count' THEN (SELECT count(*)::numeric FROM usage_events u
-                              WHERE u.tenant_id = ${o}.tenant_id AND u.customer_id = ${o}.customer_id AND u.metric_id = ${o}.metric_id AND u.ts >= ${o}.period_start AND u.ts < '${END_OF_TIME}'::timestamptz)
+                              WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
           WHEN 'sum' THEN (SELECT coalesce(sum(u.value), 0) FROM usage_events u
-                            WHERE u.tenant_id = ${o}.tenant_id AND u.customer_id = ${o}.customer_id AND u.metric_id = ${o}.metric_id AND u.ts >= ${o}.period_start AND u.ts < '${END_OF_TIME}'::timestamptz)
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
           WHEN 'max' THEN (SELECT max(u.value) FROM usage_events u
-                            WHERE u.tenant_id = ${o}.tenant_id AND u.customer_id = ${o}.customer_id AND u.metric_id = ${o}.metric_id AND u.ts >= ${o}.period_start AND u.ts < '${END_OF_TIME}'::timestamptz)
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
           WHEN 'unique_count' THEN (SELECT count(DISTINCT u.value_key)::numeric FROM usage_events u
-                            WHERE u.tenant_id = ${o}.tenant_id AND u.customer_id = ${o}.customer_id AND u.metric_id = ${o}.metric_id AND u.ts >= ${o}.period_start AND u.ts < '${END_OF_TIME}'::timestamptz)
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
           WHEN 'latest' THEN (SELECT u.value FROM usage_events u
-                            WHERE u.tenant_id = ${o}.tenant_id AND u.customer_id = ${o}.customer_id AND u.metric_id = ${o}.metric_id AND u.ts >= ${o}.period_start AND u.ts < '${END_OF_TIME}'::timestamptz
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz
                             ORDER BY u.ts DESC, u.transaction_id DESC LIMIT 1)
-        END)`);
+        END)`;
 
 /**
  * The usage alerts of the locked customers watching these pairs, measured and triggered in ONE
@@ -214,7 +213,7 @@ export async function triggerUsageAlerts(
     ), measured AS (
       SELECT o.*,
         CASE WHEN o.kept AND o.by_delta THEN coalesce((SELECT v.total FROM moved v WHERE v.alert_id = o.id), o.kept_total)
-             ELSE ${periodQuantity('o')} END AS quantity
+             ELSE ${PERIOD_QUANTITY} END AS quantity
         FROM open o
     ), seeded AS (
       INSERT INTO usage_alert_totals (tenant_id, alert_id, period_start, total, unsettled)
