@@ -29,17 +29,33 @@
  *   --alerts 10000 active usage alerts in the second phase (0: no second phase, null figure)
  *   --connections 10  autocannon connections
  *   --batch 200    renewals per billing transaction (as bench:billing)
+ *   --sql-only     instead of 1. and 2.: the database part of ingestion ALONE, no HTTP. The --http
+ *                  events, prebuilt as the JSON parser hands them over, in 1 000-event batches (as the
+ *                  HTTP path), each batch in its own transaction, from 1 connection and from each
+ *                  count of --sql-connections (default 1,2,4,10): (a) `insert` — only the insert
+ *                  statement the ingest path sends (`insertEvents`, rows already resolved); (b) `batch`
+ *                  — every statement of a batch's action through the flow (`recordUsageEvents`:
+ *                  lookups, late check, insert, alert check), no HTTP, auth, audit or idempotency;
+ *                  (c) `set-based` — the same events generated in SQL by one INSERT … SELECT a batch
+ *                  into both tables (the ceiling with no parameters at all). Prints events/s and µs
+ *                  of wall time and of this process's CPU an event.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createKosh, type Kosh } from '../src/app.js';
 import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
+import { recordUsageEvents } from '../src/flows/usage/record-usage-events.js';
+import { insertEvents, metricsByCodes, type EventInsert } from '../src/modules/usage/index.js';
+import { customerRefs } from '../src/modules/customers/index.js';
+import { meteredPeriodCutoffs } from '../src/modules/subscriptions/index.js';
+import { evaluateUsageAlerts } from '../src/modules/alerts/index.js';
+import type { DB } from '../src/platform/db/schema.js';
 import { priceQuantity, type PricingScheme } from '../src/modules/plans/index.js';
 import { loadConfig } from '../src/platform/config.js';
 import { seedDueSubscriptions } from '../test/subscriptions/seed.js';
@@ -57,6 +73,11 @@ const BATCH = arg('batch', 200);
 const ALERTS = arg('alerts', 10_000);
 const PER_REQUEST = 1000;
 const CONNECTIONS = arg('connections', 10);
+const SQL_ONLY = process.argv.includes('--sql-only');
+const SQL_CONNECTIONS = (() => {
+  const i = process.argv.indexOf('--sql-connections');
+  return (i >= 0 ? process.argv[i + 1]! : '1,2,4,10').split(',').map(Number);
+})();
 const START = new Date('2026-03-01T00:00:00Z');
 const END = new Date('2026-04-01T00:00:00Z');
 const PERIOD_MS = END.getTime() - START.getTime();
@@ -115,8 +136,10 @@ async function main() {
     console.log(`storage: ${storage.label}`);
     // Warm-up, untimed (as bench:billing): another tenant's renewals, then ANALYZE, so the foreign-key
     // checks on the invoice and ledger tables are not planned as scans of tables known to be empty.
-    await seedDueSubscriptions(db, { n: 2_000, anchor: START, due: END, customers: 100 });
-    await runBillingRun(db, END, { batchSize: BATCH });
+    if (!SQL_ONLY) {
+      await seedDueSubscriptions(db, { n: 2_000, anchor: START, due: END, customers: 100 });
+      await runBillingRun(db, END, { batchSize: BATCH });
+    }
     await sql`ANALYZE`.execute(db);
 
     const registered = await fetch(`${base}/auth/register`, {
@@ -160,6 +183,11 @@ async function main() {
     await sql`ANALYZE customers, subscriptions, plans, prices`.execute(db);
     const customerIds = (await sql<{ id: string }>`SELECT id FROM customers WHERE tenant_id = ${tenantId} ORDER BY id`.execute(db)).rows.map((r) => r.id);
 
+    if (SQL_ONLY) {
+      await measureSqlOnly(db, tenantId, customerIds);
+      return;
+    }
+
     // 1. Ingestion over HTTP: without alerts, then (--alerts N) with N active usage alerts.
     let sent = 0;
     const body = () => {
@@ -179,6 +207,7 @@ async function main() {
     const ingest = async (label: string): Promise<number> => {
       const before = await countStored();
       const requests = Math.ceil(HTTP_EVENTS / PER_REQUEST);
+      const dbCpuBefore = await databaseCpuTicks(db);
       const ingestStarted = performance.now();
       const appCpuBefore = process.cpuUsage();
       const result = await new Promise<autocannon.Result>((resolve, reject) =>
@@ -197,11 +226,13 @@ async function main() {
       );
       const ingestSeconds = (performance.now() - ingestStarted) / 1000;
       const appCpu = process.cpuUsage(appCpuBefore);
+      const dbCpu = await databaseCpuSince(db, dbCpuBefore);
       const stored = (await countStored()) - before;
       const eventsPerS = Math.round(stored / ingestSeconds);
       console.log(
         `ingestion ${label}: ${result.requests.total} requests (${result.non2xx} non-2xx, ${result.errors} errors), ${stored} events stored in ${ingestSeconds.toFixed(1)} s = ${eventsPerS} events/s; ` +
-          `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${(((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1)) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
+          `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${(((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1)) * 1000).toFixed(1)} µs per event (autocannon's body building included), ` +
+          `PostgreSQL CPU ${((dbCpu * 1e6) / Math.max(stored, 1)).toFixed(1)} µs per event`,
       );
       if (result.non2xx > 0 || result.errors > 0 || stored !== requests * PER_REQUEST)
         failures.push(`ingestion ${label}: ${stored} of ${requests * PER_REQUEST} events stored`);
@@ -289,6 +320,151 @@ async function main() {
     await kosh?.close();
     await storage.cleanup();
   }
+}
+
+/**
+ * The CPU ticks (1/100 s) each PostgreSQL backend of this database has used (utime + stime from
+ * /proc, the server being local): PostgreSQL's share of an event whatever else the shared machine
+ * runs. `databaseCpuSince` counts a backend's ticks since the first reading (all of them for one
+ * started since); backends that ended are missed (the pool's stay open while it is busy).
+ */
+async function databaseCpuTicks(db: Kysely<DB>): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db);
+  const ticks = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // A backend that ended, or a server on another machine: not counted.
+    }
+  }
+  return ticks;
+}
+
+async function databaseCpuSince(db: Kysely<DB>, before: Map<number, number>): Promise<number> {
+  let ticks = 0;
+  for (const [pid, now] of await databaseCpuTicks(db)) ticks += now - (before.get(pid) ?? 0);
+  return ticks / 100;
+}
+
+/** An event as the HTTP path's JSON parser hands it over (the same shape and values as its bodies). */
+function plainEvent(n: number, customerIds: string[], prefix: string) {
+  return {
+    transaction_id: `${prefix}${n}`,
+    customer_id: customerIds[n % customerIds.length]!,
+    metric_code: 'gb',
+    timestamp: new Date(START.getTime() + ((n * 7919) % PERIOD_MS)).toISOString(),
+    properties: { gb: (n % 5) + 1 },
+  };
+}
+
+/** --sql-only: the database part of ingestion alone (see the header), from 1 and N connections. */
+async function measureSqlOnly(db: Kysely<DB>, tenantId: string, customerIds: string[]) {
+  const [metric] = await metricsByCodes(db, tenantId, ['gb']);
+  const now = START;
+  const batches = Math.ceil(HTTP_EVENTS / PER_REQUEST);
+  let round = 0;
+  const run = async (label: string, connections: number, batch: (events: ReturnType<typeof plainEvent>[], b: number) => Promise<number>) => {
+    round += 1;
+    const prefix = `q${round}_`;
+    const all = Array.from({ length: batches }, (_, b) => Array.from({ length: PER_REQUEST }, (_, i) => plainEvent(b * PER_REQUEST + i, customerIds, prefix)));
+    let next = 0;
+    let stored = 0;
+    const dbCpuBefore = await databaseCpuTicks(db);
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        for (let b = next++; b < batches; b = next++) {
+          const n = await batch(all[b]!, b);
+          stored += n;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const dbCpu = await databaseCpuSince(db, dbCpuBefore);
+    const perS = Math.round(stored / seconds);
+    console.log(
+      `sql-only ${label}, ${connections} connection${connections === 1 ? '' : 's'}: ${stored} events in ${seconds.toFixed(2)} s = ${perS} events/s; ` +
+        `${((seconds * 1e6) / stored).toFixed(2)} µs wall, ${((cpu.user + cpu.system) / stored).toFixed(2)} µs this process's CPU, ` +
+        `${((dbCpu * 1e6) / stored).toFixed(2)} µs PostgreSQL's CPU an event`,
+    );
+    if (stored !== batches * PER_REQUEST) throw new Error(`sql-only ${label}: ${stored} of ${batches * PER_REQUEST} events stored`);
+    return perS;
+  };
+  const figures: Record<string, number> = {};
+  for (const connections of SQL_CONNECTIONS) {
+    figures[`insert_${connections}`] = await run('insert (rows resolved)', connections, (events) =>
+      db.transaction().execute((tx) => {
+        const rows: EventInsert[] = events.map((e) => ({
+          transaction_id: e.transaction_id,
+          customer_id: e.customer_id,
+          metric_id: metric!.id,
+          ts: e.timestamp,
+          at: Date.parse(e.timestamp),
+          value: e.properties.gb,
+          value_key: null,
+          properties: e.properties,
+        }));
+        return insertEvents(tx, tenantId, rows, now);
+      }),
+    );
+    figures[`batch_${connections}`] = await run('batch (every statement of the flow)', connections, (events) =>
+      db.transaction().execute(async (tx) => (await recordUsageEvents({ tx, tenantId, now }, events)).accepted),
+    );
+    figures[`set_based_${connections}`] = await run('set-based (generated in SQL)', connections, (_events, b) =>
+      db.transaction().execute(async (tx) => {
+        const from = b * PER_REQUEST;
+        const prefix = `g${round}_`;
+        await sql`
+          INSERT INTO usage_event_keys (tenant_id, transaction_id, ts)
+          SELECT ${tenantId}::uuid, ${prefix} || i, ${START}::timestamptz + ((i::bigint * 7919) % ${PERIOD_MS}::bigint) * interval '1 millisecond'
+            FROM generate_series(${from}::int, ${from + PER_REQUEST - 1}::int) AS i`.execute(tx);
+        const r = await sql`
+          INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, properties, created_at)
+          SELECT ${tenantId}::uuid, ${prefix} || i, (${customerIds}::uuid[])[1 + i % ${customerIds.length}], ${metric!.id}::uuid,
+                 ${START}::timestamptz + ((i::bigint * 7919) % ${PERIOD_MS}::bigint) * interval '1 millisecond', (i % 5) + 1,
+                 jsonb_build_object('gb', (i % 5) + 1), ${now}::timestamptz
+            FROM generate_series(${from}::int, ${from + PER_REQUEST - 1}::int) AS i`.execute(tx);
+        return Number(r.numAffectedRows ?? 0);
+      }),
+    );
+  }
+  // Each lookup of the flow alone, from the first connection count, to see which one costs.
+  const distinctCustomers = (events: ReturnType<typeof plainEvent>[]) => [...new Set(events.map((e) => e.customer_id))];
+  const lookups: [
+    string,
+    (tx: Parameters<Parameters<ReturnType<Kysely<DB>['transaction']>['execute']>[0]>[0], events: ReturnType<typeof plainEvent>[]) => Promise<unknown>,
+  ][] = [
+    ['customer check (customerRefs)', (tx, events) => customerRefs(tx, tenantId, distinctCustomers(events), [])],
+    [
+      'late check (meteredPeriodCutoffs)',
+      (tx, events) =>
+        meteredPeriodCutoffs(
+          tx,
+          tenantId,
+          distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb', oldest: START })),
+        ),
+    ],
+    [
+      'alert check (evaluateUsageAlerts, no alert)',
+      (tx, events) =>
+        evaluateUsageAlerts(
+          { tx, tenantId, now },
+          distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb' })),
+        ),
+    ],
+  ];
+  for (const [label, lookup] of lookups)
+    await run(label, SQL_CONNECTIONS[0]!, (events) =>
+      db.transaction().execute(async (tx) => {
+        await lookup(tx, events);
+        return events.length;
+      }),
+    );
+  console.log(JSON.stringify({ sql_only_events_per_s: figures, peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }
 
 await main();

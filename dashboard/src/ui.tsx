@@ -34,13 +34,14 @@ export function useLocation(): { path: string; query: URLSearchParams } {
   return { path: currentPath(), query: new URLSearchParams(window.location.search) };
 }
 
-export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+/** A link inside the app; it is the current page at `to` and below it (only at `to` when `exact`). */
+export function Link({ to, children, className, exact }: { to: string; children: ReactNode; className?: string; exact?: boolean }) {
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
     navigate(to);
   };
-  const active = currentPath() === to || (to !== '/' && currentPath().startsWith(`${to}/`));
+  const active = currentPath() === to || (!exact && to !== '/' && currentPath().startsWith(`${to}/`));
   return (
     <a href={`${BASE}${to === '/' ? '' : to}`} onClick={onClick} className={className} aria-current={active ? 'page' : undefined}>
       {children}

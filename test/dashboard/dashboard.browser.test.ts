@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
 import type { Tenant, TestKosh } from '../support/harness.js';
 import { startMailSink, type MailSink } from '../support/mail-sink.js';
 
@@ -17,8 +15,6 @@ import { startMailSink, type MailSink } from '../support/mail-sink.js';
  */
 const skipNote = chromiumSkipNote('dashboard');
 const OUT = 'test-output/dashboard';
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestKosh;
 let browser: Browser;
@@ -34,8 +30,7 @@ const consoleErrors: string[] = [];
 beforeAll(async () => {
   if (!hasChromium) return;
   // The SPA is built by `npm install` (prepare); build it here when dashboard/ changed since.
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   mkdirSync(OUT, { recursive: true });
   sink = await startMailSink();
   ({ t, browser, base } = await startBrowserKosh({ env: { SMTP_URL: sink.url } }));
@@ -75,21 +70,7 @@ async function newPage(context: BrowserContext): Promise<Page> {
 
 /** Screenshot and axe-core: no serious or critical violation. axe is evaluated through the DevTools protocol: the page's CSP (script-src 'self') refuses injected script tags, as it should. */
 async function check(page: Page, name: string, { idle = true }: { idle?: boolean } = {}): Promise<void> {
-  // A page with the e-mail preview's sandboxed srcdoc frame may never report network idle to
-  // Playwright; its caller waits for the frame's content instead.
-  if (idle) await page.waitForLoadState('networkidle');
-  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const serious = await screenshotAndSeriousAxeViolations(page, `${OUT}/${name}.png`, { idle });
   expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
 }
 

@@ -1,9 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
 import type { TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 
@@ -25,8 +23,6 @@ import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
  */
 const skipNote = chromiumSkipNote('dashboard journeys');
 const OUT = 'test-output/screenshots';
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestKosh;
 let browser: Browser;
@@ -40,19 +36,7 @@ let customerId: string;
 let invoiceId: string;
 
 async function check(p: Page, name: string): Promise<void> {
-  await p.waitForLoadState('networkidle');
-  await p.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
-  await p.evaluate(axeSource);
-  const result = await p.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const serious = await screenshotAndSeriousAxeViolations(p, `${OUT}/${name}.png`);
   expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
 }
 
@@ -79,8 +63,7 @@ const GSTIN = `29AAPFU0939F1Z${gstinCheckCharacter('29AAPFU0939F1Z')}`;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   mkdirSync(OUT, { recursive: true });
   ({ t, browser, base } = await startBrowserKosh());
   context = await browser.newContext({ viewport: { width: 1366, height: 900 } });

@@ -1,9 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, screenshotAndSeriousAxeViolations, startBrowserKosh } from '../support/browser.js';
 import type { Tenant, TestKosh } from '../support/harness.js';
 
 /**
@@ -15,8 +13,6 @@ import type { Tenant, TestKosh } from '../support/harness.js';
  */
 const skipNote = chromiumSkipNote('dashboard plans and usage');
 const OUT = 'test-output/plans';
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestKosh;
 let browser: Browser;
@@ -31,19 +27,7 @@ let planId: string;
 type Row = Record<string, any>;
 
 async function check(p: Page, name: string): Promise<void> {
-  await p.waitForLoadState('networkidle');
-  await p.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
-  await p.evaluate(axeSource);
-  const result = await p.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
-  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const serious = await screenshotAndSeriousAxeViolations(p, `${OUT}/${name}.png`);
   expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
 }
 
@@ -54,8 +38,7 @@ async function go(p: Page, path: string, heading: string | RegExp): Promise<void
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('the dashboard build failed');
+  buildDashboard();
   mkdirSync(OUT, { recursive: true });
   ({ t, browser, base } = await startBrowserKosh());
   tenant = await t.registerTenant({ name: 'Chai Point Analytics' });

@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumSkipNote, hasChromium, launchChromium } from '../support/browser.js';
+import { chromiumSkipNote, hasChromium, launchChromium, screenshotAndSeriousAxeViolations } from '../support/browser.js';
 import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { startRazorpayServer, type RazorpayServer } from '../support/razorpay-server.js';
@@ -292,7 +292,12 @@ describe.skipIf(!hasChromium)(`portal with Razorpay and Stripe in a browser${ski
     const context = await browser!.newContext();
     const page = await context.newPage();
     try {
+      mkdirSync('test-output', { recursive: true });
+      // The portal's own pages on the way have no serious or critical axe violation.
+      const axeClean = async (name: string) =>
+        expect(await screenshotAndSeriousAxeViolations(page, `test-output/portal-${provider}-${name}.png`), name).toEqual([]);
       await page.goto(`${base}/portal/login?token=${encodeURIComponent(link.token)}`);
+      await axeClean('setup-form');
       await page.check(`#setup-form input[value="${SETUP_FORM[provider].option}"]`);
       if (provider === 'razorpay') {
         await page.fill('#max_amount', '5000');
@@ -302,6 +307,7 @@ describe.skipIf(!hasChromium)(`portal with Razorpay and Stripe in a browser${ski
       await page.click('#setup-form button[type=submit]');
       if (provider === 'razorpay')
         expect(await page.locator('[data-mandate-terms]').innerText()).toContain('₹5,000.00 a debit, monthly, until you withdraw it');
+      await axeClean('setup-handover');
       await page.click('#setup-continue');
       expect(page.url().startsWith(provider === 'stripe' ? stripe.url : razorpay.url)).toBe(true);
       await page.click('#provider-pay');
@@ -309,8 +315,7 @@ describe.skipIf(!hasChromium)(`portal with Razorpay and Stripe in a browser${ski
       const row = page.locator('#payment-methods tr[data-payment-method]');
       expect(await row.count()).toBe(1);
       expect(await row.innerText()).toContain(provider === 'stripe' ? 'Visa •••• 4242' : 'UPI AutoPay mandate');
-      mkdirSync('test-output', { recursive: true });
-      await page.screenshot({ path: `test-output/portal-${provider}-method-saved.png`, fullPage: true });
+      await axeClean('method-saved');
 
       await page.locator(`#invoices tr[data-invoice="${invoice.id}"] button`, { hasText: 'Pay' }).click();
       await page.click('#pay-continue');

@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestKosh, type TestKosh } from './harness.js';
 
 /**
@@ -15,6 +17,12 @@ export function chromiumSkipNote(what: string): string {
   if (hasChromium) return '';
   console.warn(`${what} browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
   return ` (skipped: ${CHROMIUM} missing)`;
+}
+
+/** Builds the dashboard into dist/dashboard/ (npm's prepare does it too; a test builds what dashboard/ holds now). */
+export function buildDashboard(): void {
+  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('the dashboard build failed');
 }
 
 export function launchChromium(): Promise<Browser> {
@@ -47,4 +55,29 @@ export async function startBrowserKosh(options?: Parameters<typeof startTestKosh
       await t.close();
     },
   };
+}
+
+export type AxeViolation = { id: string; impact: string; targets: string[] };
+
+/**
+ * A full-page screenshot at `screenshotPath`, then axe-core on the page: the serious and critical
+ * violations (the caller expects none). axe is evaluated through the DevTools protocol, so a page's
+ * CSP (which refuses injected script tags, as it should) does not stop it. `idle: false` for a page
+ * that may never report network idle (the e-mail preview's sandboxed frame); its caller waits for
+ * what it needs instead.
+ */
+export async function screenshotAndSeriousAxeViolations(page: Page, screenshotPath: string, { idle = true }: { idle?: boolean } = {}): Promise<AxeViolation[]> {
+  if (idle) await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: screenshotPath, fullPage: true });
+  await page.evaluate(readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

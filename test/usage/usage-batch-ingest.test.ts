@@ -158,6 +158,31 @@ describe('batched usage ingestion', () => {
     },
   );
 
+  it('takes a plain batch as it came, strips keys it does not know, and answers a malformed one 400 in the error envelope', async () => {
+    const code = await metric(acme);
+    const customer = await createCustomer(acme);
+    const tx = uid('tx');
+    const res = await batch(acme, [
+      { transaction_id: tx, customer_id: customer, metric_code: code, properties: { n: 2 } },
+      { transaction_id: uid('tx'), customer_id: customer, metric_code: code, properties: { n: 3 }, note: 'not a field' },
+      { transaction_id: uid('tx'), customer_id: customer.toUpperCase(), metric_code: code, properties: { n: 4 } },
+      { transaction_id: uid('tx'), customer_id: customer, metric_code: code, properties: { n: 5 }, timestamp: '2031-02-30T00:00:00Z' },
+    ]);
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.data.accepted).toBe(2);
+    expect(res.body.data.rejected.map((r: { index: number }) => r.index)).toEqual([2, 3]);
+    expect(await storedSum(acme.tenantId, customer)).toEqual({ rows: 2, sum: 5 });
+    const stored = await sql<{
+      properties: unknown;
+    }>`SELECT properties FROM usage_events WHERE tenant_id = ${acme.tenantId} AND transaction_id = ${tx}`.execute(t.database.db);
+    expect(stored.rows).toEqual([{ properties: { n: 2 } }]);
+    for (const body of [{ events: 'x' }, { events: [] }, { events: [1] }, [{ events: [] }]]) {
+      const refused = await acme.api('POST', '/v1/usage/events/batch', body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.error.code, refused.text).toBe('validation_failed');
+    }
+  });
+
   it('stores each timestamp as the instant it names: offsets, fractions and none', async () => {
     t.clock.set('2031-01-10T00:10:00Z');
     const code = await metric(acme);

@@ -317,6 +317,12 @@ describe('usage billing', () => {
     expect(late.body.data.rejected).toEqual([{ index: 0, error: expect.stringMatching(/before the current period/) }]);
     const single = await acme.api('POST', '/v1/usage/events', at('2031-02-27T00:00:00Z', count.code));
     expect(single.status).toBe(409);
+    // The late check covers every pair of a batch: a first event of another customer, in the
+    // present, does not hide a later one that is late (decision 0790: the batch's oldest event).
+    const other = await createCustomer(acme);
+    const mixed = await batch([{ ...at('2031-03-03T00:00:00Z', count.code), customer_id: other }, at('2031-02-26T00:00:00Z', count.code)]);
+    expect(mixed.body.data.accepted).toBe(1);
+    expect(mixed.body.data.rejected).toEqual([{ index: 1, error: expect.stringMatching(/before the current period/) }]);
   });
 
   it('bills a tiered fixed price on the subscription quantity', async () => {

@@ -1,4 +1,4 @@
-/** Settings: tenant settings, legal entities (GSTIN, time zone), API keys, the team and invitations, customer e-mail and SMS, own security (TOTP). */
+/** Settings: tenant settings, what customers may do in the portal, legal entities (GSTIN, time zone), API keys, the team and invitations, customer e-mail and SMS, own security (TOTP). */
 import { useState } from 'react';
 import { call, can, idem, kosh, unwrap, type Me, type Role, type Schema } from '../api.ts';
 import { AddressFields, addressOf, addressWithoutNulls, formatAddress, GstinField } from './address.tsx';
@@ -9,6 +9,7 @@ import { ActionButton, ActionForm, Badge, ErrorNote, Field, Link, Loading, PageT
 /** Each tab and who may use it (the server refuses the rest; a tab a role cannot use is not shown). */
 const TABS: [string, string, ((me: Me | null) => boolean)?][] = [
   ['general', 'General'],
+  ['portal', 'Customer portal'],
   ['entities', 'Entities'],
   ['gateways', 'Payment gateways'],
   ['api-keys', 'API keys', (me) => can(me, 'admin')],
@@ -24,12 +25,13 @@ export function Settings({ tab, sub }: { tab: string; sub?: string }) {
       <PageTitle>Settings</PageTitle>
       <nav className="tabs" aria-label="Settings sections">
         {TABS.filter(([, , visible]) => !visible || visible(me)).map(([id, label]) => (
-          <Link key={id} to={`/settings${id === 'general' ? '' : `/${id}`}`}>
+          <Link key={id} to={`/settings${id === 'general' ? '' : `/${id}`}`} exact={id === 'general'}>
             {label}
           </Link>
         ))}
       </nav>
       {tab === 'general' ? <General me={me} /> : null}
+      {tab === 'portal' ? <PortalSettings me={me} /> : null}
       {tab === 'entities' ? <Entities me={me} /> : null}
       {tab === 'gateways' ? <Gateways me={me} /> : null}
       {tab === 'api-keys' ? can(me, 'admin') ? <ApiKeys me={me} /> : <p>API keys are managed by an admin or the owner.</p> : null}
@@ -74,6 +76,57 @@ function General({ me }: { me: Me | null }) {
         type="checkbox"
         defaultValue={String(data.credit_note_approval_required)}
       />
+    </ActionForm>
+  );
+}
+
+const PORTAL_CANCELLATION: [Schema<'TenantSettings'>['portal_cancellation'], string][] = [
+  ['at_period_end', 'At the end of the paid period'],
+  ['immediately', 'Immediately, with the unused time credited'],
+  ['disabled', 'Not in the portal'],
+];
+
+/** The portal settings that are on or off: the field, its label, and what it allows. */
+const PORTAL_SWITCHES: ['portal_plan_change' | 'portal_quantity_change' | 'portal_billing_details', string, string][] = [
+  ['portal_plan_change', 'Change plan', "To another active plan with a fixed price in the subscription's currency, prorated."],
+  ['portal_quantity_change', 'Change seats', 'Prorated for the rest of the period.'],
+  ['portal_billing_details', 'Update billing details', 'GSTIN, billing address and billing e-mail.'],
+];
+
+/** What a customer may do in the portal (the server refuses what is off, and the portal does not offer it). */
+function PortalSettings({ me }: { me: Me | null }) {
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/settings')).data, []);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  return (
+    <ActionForm
+      title="What customers may do in the portal"
+      submit={can(me, 'admin') ? 'Save portal settings' : 'Saving needs the admin role'}
+      keep
+      onSubmit={async (form, key) => {
+        const cancellation = PORTAL_CANCELLATION.find(([value]) => value === str(form, 'portal_cancellation'))?.[0];
+        unwrap(
+          await kosh.PATCH('/v1/settings', {
+            body: {
+              portal_cancellation: cancellation ?? data.portal_cancellation,
+              ...Object.fromEntries(PORTAL_SWITCHES.map(([name]) => [name, form.get(name) === 'on'])),
+            },
+            ...idem(key),
+          }),
+        );
+        reload();
+        return 'Portal settings saved.';
+      }}
+    >
+      <Field
+        label="Cancel a subscription"
+        name="portal_cancellation"
+        options={PORTAL_CANCELLATION}
+        defaultValue={data.portal_cancellation}
+        hint="The customer picks a reason and sees what cancelling means before confirming."
+      />
+      {PORTAL_SWITCHES.map(([name, label, hint]) => (
+        <Field key={name} label={label} name={name} type="checkbox" defaultValue={String(data[name])} hint={hint} />
+      ))}
     </ActionForm>
   );
 }

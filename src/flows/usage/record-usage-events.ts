@@ -22,7 +22,8 @@ const issueText = (issues: { path: PropertyKey[]; message: string }[]) =>
 /** A uuid as PostgreSQL writes it; a customer_id in capitals names no customer (it never did). */
 const LOWER_UUID = /^[0-9a-f-]{36}$/;
 
-type Resolved = { index: number; row: EventInsert; metricCode: string };
+/** A storable event, with its (customer, metric) pair's key for the late check and the alerts. */
+type Resolved = { index: number; row: EventInsert; metricCode: string; pair: string };
 
 /**
  * Records a batch of usage events (DESIGN §13), set-based (decisions 0430, 0690): one query
@@ -90,14 +91,14 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
     }
     const row = eventRow(event, customerId, metric, ctx.now);
     if ('error' in row) refusals.push({ index, ...row });
-    else rows.push({ index, row, metricCode: metric.code });
+    else rows.push({ index, row, metricCode: metric.code, pair: `${customerId}/${metric.code}` });
   }
 
   const late = await latePeriodStarts(ctx, rows);
   const storable: EventInsert[] = [];
   const pairs = new Map<string, { customerId: string; metricCode: string }>();
   for (const item of rows) {
-    const key = `${item.row.customer_id}/${item.metricCode}`;
+    const key = item.pair;
     const start = late.size > 0 ? late.get(key) : undefined;
     if (start && item.row.at < start.getTime()) {
       refusals.push({
@@ -133,9 +134,8 @@ async function latePeriodStarts(ctx: Ctx, rows: Resolved[]): Promise<Map<string,
   if (rows.length === 0) return out;
   const oldest = new Map<string, { customerId: string; metricCode: string; at: number }>();
   for (const r of rows) {
-    const key = `${r.row.customer_id}/${r.metricCode}`;
-    const current = oldest.get(key);
-    if (!current) oldest.set(key, { customerId: r.row.customer_id, metricCode: r.metricCode, at: r.row.at });
+    const current = oldest.get(r.pair);
+    if (!current) oldest.set(r.pair, { customerId: r.row.customer_id, metricCode: r.metricCode, at: r.row.at });
     else if (r.row.at < current.at) current.at = r.row.at;
   }
   const cutoffs = await meteredPeriodCutoffs(

@@ -40,6 +40,23 @@ export function taxOfValue(value: number, rateBp: number, regime: TaxRegime): Ad
 }
 
 /**
+ * The part of a top-up's split that one payment received carries: each head is the difference of
+ * its cumulative shares of the received gross after and before the payment (half-up), so the
+ * vouchers of a top-up paid in parts add up to exactly its split — the last part takes what is
+ * left. Example: 1,180.00 (value 1,000.00, CGST 90.00, SGST 90.00) paid 500.00 then 680.00 →
+ * 500.00 (CGST 38.14, SGST 38.14, value 423.72), then 680.00 (CGST 51.86, SGST 51.86, value 576.28).
+ */
+export function partOfPrepayment(whole: AdvanceTax, gross: number, received: { before: number; after: number }): AdvanceTax {
+  const cumulative = (x: number, at: number) => (at >= gross ? x : mulDivRoundHalfUp(x, at, gross));
+  const head = (x: number) => cumulative(x, received.after) - cumulative(x, received.before);
+  const cgst = head(whole.cgst_amount);
+  const sgst = head(whole.sgst_amount);
+  const igst = head(whole.igst_amount);
+  const tax = cgst + sgst + igst;
+  return { subtotal: received.after - received.before - tax, cgst_amount: cgst, sgst_amount: sgst, igst_amount: igst, tax_amount: tax };
+}
+
+/**
  * The share of an advance's open value and tax that `amount` of its balance carries: pro rata
  * (splitTaxProRata), and all of it when the amount is the whole balance — so the adjustments and
  * refunds of an advance add up to its voucher's tax exactly, never more.

@@ -119,8 +119,18 @@ export async function listAdvanceRows(tx: Tx, tenantId: string, filter: { custom
   return paginate<AdvanceRow>(tx, q, { tenantId, table: 'customer_advances', page });
 }
 
-/** The receipt voucher of a paid credit grant's top-up (decision 0700), locked when asked. */
-export async function findAdvanceOfGrant<T extends Tx>(tx: T, tenantId: string, grantId: string, forUpdate?: LockFlag<T>): Promise<AdvanceRow | undefined> {
-  const q = tx.selectFrom('customer_advances').selectAll().where('tenant_id', '=', tenantId).where('credit_grant_id', '=', grantId);
-  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+/**
+ * The receipt vouchers of a paid credit grant's top-up (decision 0700; one per payment received
+ * against it, decision 0840), oldest first, locked when asked.
+ */
+export async function findAdvancesOfGrant<T extends Tx>(tx: T, tenantId: string, grantId: string, forUpdate?: LockFlag<T>): Promise<AdvanceRow[]> {
+  const q = tx
+    .selectFrom('customer_advances')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('credit_grant_id', '=', grantId)
+    .orderBy('received_at')
+    .orderBy('created_at')
+    .orderBy('number');
+  return (forUpdate ? q.forUpdate() : q).execute();
 }

@@ -5,17 +5,17 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { customerCountry, customerStateCode, type Customer } from '../customers/index.js';
-import { entityAt, findEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { entityAt, findEntity, takeDocumentNumber, transactionRate, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
 import { postingDate } from '../periods/index.js';
 import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
-import { inrOfAdvance, inrShareOfOpen, shareOfOpen, taxOfAdvance, taxOfValue, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
+import { inrOfAdvance, inrShareOfOpen, partOfPrepayment, shareOfOpen, taxOfAdvance, taxOfValue, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
 import type { Advance } from './advances.schemas.js';
 import {
   customersWithOpenAdvances,
   findAdvance,
-  findAdvanceOfGrant,
+  findAdvancesOfGrant,
   insertAdvance,
   insertMovement,
   listAdvanceRows,
@@ -474,11 +474,16 @@ export type PrepaymentReceipt = {
   entityId: string;
   customer: Customer;
   currency: string;
-  /** What was received, GST included (the top-up invoice's total). */
+  /** The top-up's whole total, GST included. */
   gross: number;
+  /**
+   * What of `gross` had been received before this payment and has been with it (decision 0840):
+   * each payment received against a top-up is an advance of its own date, with its own voucher.
+   */
+  received: { before: number; after: number };
   hsnCode?: string | undefined;
-  /** INR per one unit of a foreign currency (rule 34), when the entity keeps its books in INR. */
-  exchangeRate?: string | null | undefined;
+  /** The top-up's own rate (INR per one unit): the voucher's rate when the entity knows none for the date of receipt. */
+  topUpRate?: string | null | undefined;
   /** The split the top-up asked for (taxOfPrepayment): kept when it adds up to the gross and fits the regime. */
   asked?: { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number } | undefined;
 };
@@ -500,23 +505,30 @@ function splitOfPrepayment(input: PrepaymentReceipt, terms: PrepaymentTerms): Ad
 }
 
 /**
- * Issues the receipt voucher (CGST Rules, rule 50) of a paid top-up of prepaid credit, in the
- * paying transaction: payment received for services not yet supplied is an advance, taxed at its
- * receipt (CGST Act s.13(2)(a); GSTR-1 table 11A). The voucher belongs to the grant
- * (credit_grant_id): only the grant's draw-downs adjust it (adjustPrepayment, table 11B); it is
- * never applied or refunded as a plain advance. Posts nothing — the credits module books the tax
- * out of the prepaid-credit liability (docs/ledger.md). Answers the voucher's split of the gross.
+ * Issues the receipt voucher (CGST Rules, rule 50) of a payment received against a top-up of
+ * prepaid credit, in the paying transaction: payment received for services not yet supplied is an
+ * advance, taxed at its receipt "to the extent it is covered by the payment" (CGST Act s.13(2)(a)
+ * and its Explanation (i); GSTR-1 table 11A) — so a top-up paid in parts has one voucher per part,
+ * each on its own date (decision 0840). A foreign-currency voucher is valued in rupees at the
+ * entity's rate of its date (rule 34), the top-up's own rate when the entity has none. The voucher
+ * belongs to the grant (credit_grant_id): only the grant's draw-downs adjust it
+ * (adjustPrepayment, table 11B); it is never applied or refunded as a plain advance. Posts nothing
+ * — the credits module books the tax out of the prepaid-credit liability (docs/ledger.md).
+ * Answers the voucher's split of the part received.
  */
 export async function receivePrepayment(ctx: Ctx, input: PrepaymentReceipt): Promise<{ advance: Advance; tax: AdvanceTax; inr: AdvanceInrPart | null }> {
   const terms = await prepaymentTerms(ctx, input.entityId, input.customer, input.hsnCode);
   const { entity, regime } = terms;
-  const tax = splitOfPrepayment(input, terms);
-  const inr =
-    input.currency !== 'INR' && entity.country_code === 'IN' && entity.functional_currency === 'INR' && input.exchangeRate
-      ? inrOfAdvance(input.gross, tax, input.currency, input.exchangeRate)
-      : null;
+  const tax = partOfPrepayment(splitOfPrepayment(input, terms), input.gross, input.received);
+  const amount = input.received.after - input.received.before;
+  // Dated as the entry that books its tax: in the first open month (DESIGN §18); numbered and
+  // valued (rule 34) on that date.
+  const receivedAt = await postingDate(ctx, entity.id);
+  const rupees = input.currency !== 'INR' && entity.country_code === 'IN' && entity.functional_currency === 'INR';
+  const rate = rupees ? (await transactionRate(ctx, entity, input.currency, null, receivedAt, input.topUpRate ?? null)).rate : null;
+  const inr = rate ? inrOfAdvance(amount, tax, input.currency, rate) : null;
   const id = newId();
-  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
+  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher', receivedAt);
   const row: AdvanceRow = {
     tenant_id: ctx.tenantId,
     id,
@@ -526,26 +538,25 @@ export async function receivePrepayment(ctx: Ctx, input: PrepaymentReceipt): Pro
     credit_grant_id: input.grantId,
     number,
     currency: input.currency,
-    amount: input.gross,
+    amount,
     ...tax,
     rate_bp: tax.tax_amount > 0 ? terms.rateBp : 0,
     hsn_code: terms.hsnCode,
     tax_type: regime.tax_type,
     place_of_supply: regime.place_of_supply,
     utgst: regime.utgst,
-    balance: input.gross,
+    balance: amount,
     open_subtotal: tax.subtotal,
     open_cgst: tax.cgst_amount,
     open_sgst: tax.sgst_amount,
     open_igst: tax.igst_amount,
-    exchange_rate: inr ? (input.exchangeRate ?? null) : null,
+    exchange_rate: inr ? rate : null,
     ...movementInr(inr),
     open_inr_subtotal: inr?.inr_subtotal ?? null,
     open_inr_cgst: inr?.inr_cgst_amount ?? null,
     open_inr_sgst: inr?.inr_sgst_amount ?? null,
     open_inr_igst: inr?.inr_igst_amount ?? null,
-    // Dated as the entry that books its tax: in the first open month (DESIGN §18).
-    received_at: await postingDate(ctx, entity.id),
+    received_at: receivedAt,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -555,23 +566,82 @@ export async function receivePrepayment(ctx: Ctx, input: PrepaymentReceipt): Pro
   return { advance, tax, inr };
 }
 
+/** What a grant's receipt vouchers add up to: the gross received and its split (the grant's amount and tax once spendable). */
+export async function prepaymentsOfGrant(ctx: ReadCtx, grantId: string): Promise<{ count: number; amount: number } & AdvanceTax> {
+  const rows = await findAdvancesOfGrant(ctx.tx, ctx.tenantId, grantId);
+  const sum = (pick: (r: AdvanceRow) => number) => rows.reduce((s, r) => s + Number(pick(r)), 0);
+  const cgst = sum((r) => r.cgst_amount);
+  const sgst = sum((r) => r.sgst_amount);
+  const igst = sum((r) => r.igst_amount);
+  return {
+    count: rows.length,
+    amount: sum((r) => r.amount),
+    subtotal: sum((r) => r.subtotal),
+    cgst_amount: cgst,
+    sgst_amount: sgst,
+    igst_amount: igst,
+    tax_amount: cgst + sgst + igst,
+  };
+}
+
 /**
- * A draw-down of a paid grant adjusts the tax its top-up's voucher paid on the part drawn (GSTR-1
+ * A draw-down of a paid grant adjusts the tax its top-up's vouchers paid on the part drawn (GSTR-1
  * table 11B; the invoice drawing it charges its own GST in table 4/5/7, so each rupee of tax is
- * counted once). `part` is the draw's value and its share of the voucher's tax, computed by the
- * grant (cumulative shares, so a grant's draws take exactly its voucher's tax). Records the
- * 'applied' movement; posts nothing (the draw's entry is the credits module's). Answers the
- * rupee values of the part for a foreign-currency voucher, null otherwise.
+ * counted once). `part` is the draw's value and its share of the grant's tax, computed by the
+ * grant (cumulative shares, so a grant's draws take exactly its vouchers' tax). The part is taken
+ * from the grant's vouchers oldest first, each value and head up to what the voucher has open — the
+ * grant's tax is the sum of its vouchers', so they always have enough between them — one 'applied'
+ * movement per voucher touched. Posts nothing (the draw's entry is the credits module's). Answers
+ * the rupee values of the part for foreign-currency vouchers (the draw's entry books its tax at
+ * them, as table 11B reports it), null otherwise.
  */
 export async function adjustPrepayment(
   ctx: Ctx,
   input: { grantId: string; invoiceId: string; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number },
 ): Promise<AdvanceInrPart | null> {
-  const advance = await findAdvanceOfGrant(ctx.tx, ctx.tenantId, input.grantId, true);
-  if (!advance) return null;
-  const amount = input.subtotal + input.cgst_amount + input.sgst_amount + input.igst_amount;
-  if (amount <= 0) return null;
-  const part: AdvanceTax = { ...input, tax_amount: amount - input.subtotal };
+  const rest = { subtotal: input.subtotal, cgst_amount: input.cgst_amount, sgst_amount: input.sgst_amount, igst_amount: input.igst_amount };
+  if (rest.subtotal + rest.cgst_amount + rest.sgst_amount + rest.igst_amount <= 0) return null;
+  const vouchers = await findAdvancesOfGrant(ctx.tx, ctx.tenantId, input.grantId, true);
+  let rupees: AdvanceInrPart | null = null;
+  for (const advance of vouchers) {
+    const open = numeric(advance);
+    const take = (want: number, has: number) => Math.max(0, Math.min(want, has));
+    const part: AdvanceTax = {
+      subtotal: take(rest.subtotal, open.open_subtotal),
+      cgst_amount: take(rest.cgst_amount, open.open_cgst),
+      sgst_amount: take(rest.sgst_amount, open.open_sgst),
+      igst_amount: take(rest.igst_amount, open.open_igst),
+      tax_amount: 0,
+    };
+    part.tax_amount = part.cgst_amount + part.sgst_amount + part.igst_amount;
+    const amount = part.subtotal + part.tax_amount;
+    if (amount <= 0) continue;
+    const inr = await adjustVoucher(ctx, advance, input.invoiceId, amount, part);
+    if (inr) rupees = addInr(rupees, inr);
+    rest.subtotal -= part.subtotal;
+    rest.cgst_amount -= part.cgst_amount;
+    rest.sgst_amount -= part.sgst_amount;
+    rest.igst_amount -= part.igst_amount;
+  }
+  if (rest.subtotal + rest.cgst_amount + rest.sgst_amount + rest.igst_amount > 0) {
+    throw new Error(`the vouchers of credit grant ${input.grantId} had less open than a draw of ${JSON.stringify(input)} under their lock`);
+  }
+  return rupees;
+}
+
+const addInr = (a: AdvanceInrPart | null, b: AdvanceInrPart): AdvanceInrPart =>
+  a === null
+    ? b
+    : {
+        inr_amount: a.inr_amount + b.inr_amount,
+        inr_subtotal: a.inr_subtotal + b.inr_subtotal,
+        inr_cgst_amount: a.inr_cgst_amount + b.inr_cgst_amount,
+        inr_sgst_amount: a.inr_sgst_amount + b.inr_sgst_amount,
+        inr_igst_amount: a.inr_igst_amount + b.inr_igst_amount,
+      };
+
+/** One voucher's 'applied' movement of a draw-down (dated as its entry: table 11B of that month). */
+async function adjustVoucher(ctx: Ctx, advance: AdvanceRow, invoiceId: string, amount: number, part: AdvanceTax): Promise<AdvanceInrPart | null> {
   const inr =
     advance.open_inr_subtotal === null
       ? null
@@ -587,13 +657,13 @@ export async function adjustPrepayment(
           part,
         );
   const after = await takeFromAdvance(ctx.tx, ctx.tenantId, advance.id, { amount, ...part, inr }, ctx.now);
-  if (!after) throw new Error(`the voucher of credit grant ${input.grantId} had less than ${amount} open under its lock`);
+  if (!after) throw new Error(`voucher ${advance.number} had less than ${amount} open under its lock`);
   await insertMovement(ctx.tx, {
     tenant_id: ctx.tenantId,
     id: newId(),
     advance_id: advance.id,
     kind: 'applied',
-    invoice_id: input.invoiceId,
+    invoice_id: invoiceId,
     number: null,
     amount,
     subtotal: part.subtotal,
@@ -604,7 +674,6 @@ export async function adjustPrepayment(
     payout: 'offline',
     refund_id: null,
     reason: '',
-    // Dated as its entry (table 11B of that month).
     created_at: await postingDate(ctx, advance.entity_id),
   });
   return inr;

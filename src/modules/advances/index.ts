@@ -9,6 +9,6 @@ export {
   customersWithOpenAdvances,
   toAdvance,
 } from './advances.service.js';
-export { taxOfPrepayment, receivePrepayment, adjustPrepayment, type PrepaymentReceipt } from './advances.service.js';
+export { taxOfPrepayment, receivePrepayment, prepaymentsOfGrant, adjustPrepayment, type PrepaymentReceipt } from './advances.service.js';
 export { taxOfAdvance } from './advance-tax.js';
 export { advanceSchema, listAdvancesQuery, refundAdvanceBody, type Advance, type RefundAdvanceBody } from './advances.schemas.js';

@@ -3,7 +3,8 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
-import { adjustPrepayment, receivePrepayment } from '../advances/index.js';
+import { convertMinorUnits } from '../../platform/money.js';
+import { adjustPrepayment, prepaymentsOfGrant, receivePrepayment } from '../advances/index.js';
 import { getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, CREDIT_TOP_UP_REASON, getInvoiceRow, linesOfInvoices, type InvoiceLineRow, type InvoiceRow } from '../invoices/index.js';
@@ -174,25 +175,45 @@ export async function topUpPaymentMethods(ctx: Ctx, invoiceIds: string[]): Promi
 }
 
 /**
- * pending → active when the top-up invoice is paid (a listener on invoice.paid, in the paying
- * transaction). The payment received is an advance for services (CGST Act s.13(2)(a): the time of
- * supply of services is the earlier of the invoice and the receipt of payment, "to the extent it is
- * covered by ... the payment"), so its receipt voucher is issued now (CGST Rules, rule 50; GSTR-1
- * table 11A; decision 0700) and its GST moves out of the prepaid liability into output tax:
- * `credit_grant.tax_on_receipt` Dr 2330 / Cr 2100+2110 or 2120 (tagged with the top-up invoice).
- * 2330 then holds the credit's value, which the grant's draw-downs and expiry take out.
+ * A payment received against a top-up (a listener on payment.recorded and invoice.paid, in the
+ * paying transaction): money received for services not yet supplied is an advance, taxed "to the
+ * extent it is covered by the payment" on the day it is received (CGST Act s.13(2)(a) and its
+ * Explanation (i)). So every part received gets its receipt voucher now (CGST Rules, rule 50;
+ * GSTR-1 table 11A; decisions 0700 and 0840) and its GST moves out of the prepaid liability into
+ * output tax (issueTopUpVoucher). What is received is what the top-up no longer asks
+ * (total − amount_due): the part not yet covered by a voucher gets one, so a replay or a second
+ * listener issues nothing. The grant stays pending until the top-up is paid in full.
+ */
+export async function receiveTopUpPayments(ctx: Ctx, invoiceId: string): Promise<void> {
+  const grant = await findGrantOfInvoice(ctx.tx, ctx.tenantId, invoiceId);
+  if (!grant || grant.status !== 'pending') return;
+  const invoice = await getInvoiceRow(ctx, invoiceId);
+  if (invoice.status === 'void' || invoice.status === 'draft') return;
+  const received = invoice.total - invoice.amount_due;
+  const vouchered = (await prepaymentsOfGrant(ctx, grant.id)).amount;
+  if (received > vouchered) await issueTopUpVoucher(ctx, grant, invoice, { before: vouchered, after: received });
+}
+
+/**
+ * pending → active when the top-up invoice is paid in full (a listener on invoice.paid): the
+ * credit is granted on full payment, as Stripe and Orb grant a paid credit block when its invoice
+ * is paid (decision 0840). The last part received gets its voucher first; the grant's amount and
+ * tax are then what its vouchers add up to (the split the top-up asked for, unless a rate or state
+ * changed before a part was received). 2330 then holds the credit's value, which the grant's
+ * draw-downs and expiry take out.
  */
 export async function activateGrantOfInvoice(ctx: Ctx, invoiceId: string): Promise<CreditGrantRow | null> {
   const grant = await findGrantOfInvoice(ctx.tx, ctx.tenantId, invoiceId);
   if (!grant || grant.status !== 'pending') return null;
-  const voucher = await issueTopUpVoucher(ctx, grant, invoiceId);
+  await receiveTopUpPayments(ctx, invoiceId);
+  const vouchers = await prepaymentsOfGrant(ctx, grant.id);
   const row = await transitionCreditGrant(ctx.tx, ctx.tenantId, grant.id, 'activate', {
     updated_at: ctx.now,
-    amount: voucher.subtotal,
-    remaining: voucher.subtotal,
-    cgst_amount: voucher.cgst_amount,
-    sgst_amount: voucher.sgst_amount,
-    igst_amount: voucher.igst_amount,
+    amount: vouchers.subtotal,
+    remaining: vouchers.subtotal,
+    cgst_amount: vouchers.cgst_amount,
+    sgst_amount: vouchers.sgst_amount,
+    igst_amount: vouchers.igst_amount,
   });
   await movement(ctx, row, 'granted', row.amount);
   await emitEvent(ctx, 'credit_grant.activated', toCreditGrant(row));
@@ -200,49 +221,54 @@ export async function activateGrantOfInvoice(ctx: Ctx, invoiceId: string): Promi
 }
 
 /**
- * The receipt voucher of a paid top-up and the entry that books its GST out of 2330. Answers the
- * voucher's split of what was received: the grant's amount and tax from now on.
+ * The receipt voucher of one part received against a top-up and the entry that books its GST out
+ * of 2330: `credit_grant.tax_on_receipt` Dr 2330 / Cr 2100+2110 or 2120 (tagged with the top-up).
+ * A foreign-currency top-up's output tax is booked at the voucher's rupee values (the rate of the
+ * date of receipt, rule 34), while 2330 — the customer's payment for services to come, carried at
+ * the top-up's own rate — gives up the tax at that rate; the difference is a realized exchange gain
+ * or loss (decision 0840).
  */
-async function issueTopUpVoucher(ctx: Ctx, grant: CreditGrantRow, invoiceId: string) {
-  const invoice = await getInvoiceRow(ctx, invoiceId);
+async function issueTopUpVoucher(ctx: Ctx, grant: CreditGrantRow, invoice: InvoiceRow, received: { before: number; after: number }) {
   const customer = await getCustomer(ctx, grant.customer_id);
-  const [line] = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoiceId]);
+  const [line] = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
   const { advance, tax, inr } = await receivePrepayment(ctx, {
     grantId: grant.id,
     entityId: invoice.entity_id,
     customer,
     currency: invoice.currency,
     gross: invoice.total,
+    received,
     hsnCode: line?.hsn_code,
-    exchangeRate: invoice.exchange_rate,
+    topUpRate: invoice.exchange_rate,
     asked: { subtotal: grant.amount, cgst_amount: grant.cgst_amount, sgst_amount: grant.sgst_amount, igst_amount: grant.igst_amount },
   });
-  if (tax.tax_amount > 0) {
-    const entity = await entityOf(ctx, invoice.entity_id);
-    const fx = (inrAmount: number | undefined) => (inrAmount !== undefined && entity.functional_currency === 'INR' ? { functional: inrAmount } : {});
-    await postEntry(ctx, {
-      ledgerId: entity.tb_ledger_id,
-      entityId: entity.id,
-      kind: 'credit_grant.tax_on_receipt',
-      referenceType: 'advance',
-      referenceId: advance.id,
-      currency: invoice.currency,
-      description: `GST on prepaid credit ${grant.name ?? grant.id}, receipt voucher ${advance.receipt_voucher_number}`,
-      lines: [
-        {
-          account: Account.PREPAID_CREDIT,
-          debit: tax.tax_amount,
-          customerId: grant.customer_id,
-          invoiceId,
-          ...fx(inr ? inr.inr_amount - inr.inr_subtotal : undefined),
-        },
-        { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, invoiceId, ...fx(inr?.inr_cgst_amount) },
-        { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, invoiceId, ...fx(inr?.inr_sgst_amount) },
-        { account: Account.IGST_PAYABLE, credit: tax.igst_amount, invoiceId, ...fx(inr?.inr_igst_amount) },
-      ],
-    });
-  }
-  return tax;
+  if (tax.tax_amount <= 0) return;
+  const entity = await entityOf(ctx, invoice.entity_id);
+  const inINR = entity.functional_currency === 'INR';
+  const fx = (inrAmount: number | undefined) => (inrAmount !== undefined && inINR ? { functional: inrAmount } : {});
+  const sameRate = advance.exchange_rate !== null && invoice.exchange_rate !== null && Number(advance.exchange_rate) === Number(invoice.exchange_rate);
+  const liabilityAtTopUpRate =
+    !inr || !inINR
+      ? {}
+      : sameRate || !invoice.exchange_rate
+        ? fx(inr.inr_amount - inr.inr_subtotal)
+        : fx(convertMinorUnits(tax.tax_amount, invoice.currency, 'INR', invoice.exchange_rate));
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'credit_grant.tax_on_receipt',
+    referenceType: 'advance',
+    referenceId: advance.id,
+    currency: invoice.currency,
+    description: `GST on prepaid credit ${grant.name ?? grant.id}, receipt voucher ${advance.receipt_voucher_number}`,
+    exchangeDifference: 'realized',
+    lines: [
+      { account: Account.PREPAID_CREDIT, debit: tax.tax_amount, customerId: grant.customer_id, invoiceId: invoice.id, ...liabilityAtTopUpRate },
+      { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, invoiceId: invoice.id, ...fx(inr?.inr_cgst_amount) },
+      { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, invoiceId: invoice.id, ...fx(inr?.inr_sgst_amount) },
+      { account: Account.IGST_PAYABLE, credit: tax.igst_amount, invoiceId: invoice.id, ...fx(inr?.inr_igst_amount) },
+    ],
+  });
 }
 
 /** pending → voided when the unpaid top-up invoice is voided: the invoice's void entry reverses 2330. */
@@ -492,6 +518,18 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
       }
       const movementId = newId();
       const topUp = grant.invoice_id;
+      // The tax the top-up's vouchers paid on this part is adjusted against the invoice (GSTR-1 11B).
+      const inr = await adjustPrepayment(ctx, {
+        grantId: grant.id,
+        invoiceId: invoice.id,
+        subtotal: amount,
+        cgst_amount: tax.cgst_amount,
+        sgst_amount: tax.sgst_amount,
+        igst_amount: tax.igst_amount,
+      });
+      // A foreign-currency voucher's tax leaves output tax at the rupees it was charged at (rule 34),
+      // as 11B reports it; what that differs from the receivable's value is realized (decision 0840).
+      const fx = (rupees: number | undefined) => (inr && rupees !== undefined && entity.functional_currency === 'INR' ? { functional: rupees } : {});
       await postEntry(ctx, {
         ledgerId: entity.tb_ledger_id,
         entityId: entity.id,
@@ -500,22 +538,14 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
         referenceId: movementId,
         currency: invoice.currency,
         description: `Prepaid credit applied to invoice ${invoice.number}`,
+        ...(inr ? { exchangeDifference: 'realized' as const } : {}),
         lines: [
           { account: Account.PREPAID_CREDIT, debit: amount, customerId: invoice.customer_id, invoiceId: topUp },
-          { account: Account.CGST_PAYABLE, debit: tax.cgst_amount, invoiceId: topUp },
-          { account: Account.SGST_PAYABLE, debit: tax.sgst_amount, invoiceId: topUp },
-          { account: Account.IGST_PAYABLE, debit: tax.igst_amount, invoiceId: topUp },
+          { account: Account.CGST_PAYABLE, debit: tax.cgst_amount, invoiceId: topUp, ...fx(inr?.inr_cgst_amount) },
+          { account: Account.SGST_PAYABLE, debit: tax.sgst_amount, invoiceId: topUp, ...fx(inr?.inr_sgst_amount) },
+          { account: Account.IGST_PAYABLE, debit: tax.igst_amount, invoiceId: topUp, ...fx(inr?.inr_igst_amount) },
           { account: Account.RECEIVABLES, credit: total, customerId: invoice.customer_id, invoiceId: invoice.id },
         ],
-      });
-      // The tax the top-up's voucher paid on this part is adjusted against the invoice (GSTR-1 11B).
-      await adjustPrepayment(ctx, {
-        grantId: grant.id,
-        invoiceId: invoice.id,
-        subtotal: amount,
-        cgst_amount: tax.cgst_amount,
-        sgst_amount: tax.sgst_amount,
-        igst_amount: tax.igst_amount,
       });
       await insertMovements(ctx.tx, [
         {

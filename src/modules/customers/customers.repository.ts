@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -28,7 +29,8 @@ export async function findCustomerRows(tx: Tx, tenantId: string, ids: string[]):
 }
 
 /**
- * A batch's customer references in one query (usage ingestion): of `ids` (lowercase uuids), the
+ * A batch's customer references in one query (usage ingestion): of `ids` (lowercase uuids, sent
+ * as one array literal without escaping), the
  * ones no customer of the tenant has — usually none, so a batch of 1 000 ids reads back nothing —
  * and the customers whose external_id is among `externalIds` (two may share one).
  */
@@ -40,7 +42,7 @@ export async function customerRefs(
 ): Promise<{ missing: Set<string>; external: { id: string; external_id: string }[] }> {
   if (ids.length === 0 && externalIds.length === 0) return { missing: new Set(), external: [] };
   const { rows } = await sql<{ id: string; external_id: string | null }>`
-    SELECT x.id::text AS id, NULL AS external_id FROM unnest(${ids}::uuid[]) AS x(id)
+    SELECT x.id::text AS id, NULL AS external_id FROM unnest(${plainArrayLiteral(ids)}::uuid[]) AS x(id)
      WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.tenant_id = ${tenantId}::uuid AND c.id = x.id)
     UNION ALL
     SELECT c.id::text, c.external_id FROM customers c WHERE c.tenant_id = ${tenantId}::uuid AND c.external_id = ANY(${externalIds}::text[])`.execute(tx);

@@ -4,10 +4,14 @@ import { errors } from '../../platform/errors.js';
 import { financialYear } from '../tax/index.js';
 import type { EntityRow } from './entities.repository.js';
 
-export type DocumentKind = 'invoice' | 'credit_note' | 'quote' | 'receipt_voucher' | 'refund_voucher';
+export type DocumentKind = 'invoice' | 'credit_note' | 'quote' | 'receipt_voucher' | 'refund_voucher' | 'top_up';
 
-/** Receipt vouchers (CGST Rules, rule 50) and refund vouchers (rule 51): one series each per entity. */
-const VOUCHER_PREFIX = { receipt_voucher: 'RV-', refund_voucher: 'RFV-' } as const;
+/**
+ * Receipt vouchers (CGST Rules, rule 50) and refund vouchers (rule 51): one series each per entity.
+ * So has the top-up of prepaid credit (decision 0840): it asks for an advance and is no tax
+ * invoice, so it takes no number of the invoice series (rule 46(b)).
+ */
+const FIXED_PREFIX = { receipt_voucher: 'RV-', refund_voucher: 'RFV-', top_up: 'TU-' } as const;
 
 /** GST (Rule 46(b)) allows at most 16 characters in a document number. */
 export const MAX_DOCUMENT_NUMBER_LENGTH = 16;
@@ -20,7 +24,7 @@ export const FY_PLACEHOLDER = '{FY}';
 export const prefixLength = (prefix: string) => prefix.replaceAll(FY_PLACEHOLDER, '25-26').length;
 
 export function prefixFor(entity: Pick<EntityRow, 'invoice_prefix' | 'credit_note_prefix' | 'quote_prefix'>, kind: DocumentKind): string {
-  if (kind === 'receipt_voucher' || kind === 'refund_voucher') return VOUCHER_PREFIX[kind];
+  if (kind === 'receipt_voucher' || kind === 'refund_voucher' || kind === 'top_up') return FIXED_PREFIX[kind];
   return kind === 'invoice' ? entity.invoice_prefix : kind === 'credit_note' ? entity.credit_note_prefix : entity.quote_prefix;
 }
 

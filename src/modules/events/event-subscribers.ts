@@ -12,7 +12,8 @@ import type { EventType } from './events.catalog.js';
  * - `notifications`: the customer e-mails a tenant turned on (flows/notifications);
  * - `dunning`: starts, stops and learns from executions (flows/dunning);
  * - `referrals`: completes a referred customer's referral on payment (flows/referrals);
- * - `credits.top_up_grants`: a top-up invoice paid or voided activates or voids its grant;
+ * - `credits.top_up_grants`: a payment on a top-up gets its receipt voucher; a top-up invoice paid or
+ *   voided activates or voids its grant;
  * - `credits.auto_top_up`: paid credit lowered below the threshold sells a top-up (flows/credits);
  * - `collections.credit_note_refunds`: a refund credit note decided refunds the payment;
  * - `einvoicing`: queues the IRP submission of an issued document;
@@ -56,7 +57,7 @@ export const EVENT_SUBSCRIBERS = {
   'invoice.payment_failed': ['webhooks', 'notifications', 'dunning'],
   'invoice.voided': ['webhooks', 'dunning', 'credits.top_up_grants', 'finance.revenue', 'alerts'],
   'invoice.marked_uncollectible': ['webhooks', 'dunning'],
-  'payment.recorded': ['webhooks', 'notifications'],
+  'payment.recorded': ['webhooks', 'notifications', 'credits.top_up_grants'],
   'payment.mismatch': ['webhooks'],
   'payment.tds_certified': ['webhooks'],
   'advance.received': ['webhooks'],

@@ -46,6 +46,8 @@ export async function invoiceRatePage(
       FROM invoices i
       WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId}
         AND i.issued_at >= ${from} AND i.issued_at < ${to} AND i.number IS NOT NULL ${keyset}
+        -- A top-up of prepaid credit is no tax invoice (decision 0700) and has its own series (0840).
+        AND i.billing_reason IS DISTINCT FROM 'credit_top_up'
       ORDER BY i.issued_at, i.id
       LIMIT ${limit}
     )
@@ -138,12 +140,15 @@ export async function documentSeries(
   from: Date,
   to: Date,
 ): Promise<SeriesRow[]> {
+  // A top-up of prepaid credit asks for an advance and is no tax invoice (decision 0700): its own
+  // TU- series is not an invoice series of doc_issue (decision 0840).
+  const notTopUp = table === 'invoices' ? sql`AND billing_reason IS DISTINCT FROM 'credit_top_up'` : sql``;
   // The sequence is the number's trailing digits; left-padded they sort as numbers (byte order).
   const { rows } = await sql<SeriesRow>`
     WITH d AS (
       SELECT number, status, issued_at, rtrim(number, '0123456789') AS prefix
       FROM ${sql.table(table)}
-      WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} AND issued_at >= ${from} AND issued_at < ${to} AND number IS NOT NULL
+      WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} AND issued_at >= ${from} AND issued_at < ${to} AND number IS NOT NULL ${notTopUp}
     ),
     k AS (SELECT prefix, status, issued_at, lpad(substr(number, length(prefix) + 1), 40, '0') || number AS sortkey FROM d)
     SELECT prefix, substr(min(sortkey COLLATE "C"), 41) AS first, substr(max(sortkey COLLATE "C"), 41) AS last,

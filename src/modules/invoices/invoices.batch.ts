@@ -14,7 +14,15 @@ import { postEntries, type Posting } from '../ledger/index.js';
 import { postingDates } from '../periods/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
-import { buildDraftInvoice, customerSnapshot, entitySnapshot, finalizationPosting, toInvoice, type DraftInvoiceInput } from './invoices.service.js';
+import {
+  buildDraftInvoice,
+  customerSnapshot,
+  documentKindOf,
+  entitySnapshot,
+  finalizationPosting,
+  toInvoice,
+  type DraftInvoiceInput,
+} from './invoices.service.js';
 
 const DAY_MS = 86_400_000;
 
@@ -57,11 +65,15 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   // Dated in each entity's first open period (DESIGN §18): a closed month gets no new invoice.
   const issuedAt = await postingDates(ctx, [...new Set(resolved.map((e) => e.id))]);
 
-  // Numbers per entity, in input order.
+  // Numbers per entity and series, in input order: a top-up of prepaid credit is no tax invoice
+  // and takes its own series (decision 0840).
+  const seriesOf = (i: number) => `${resolved[i]!.id}:${documentKindOf(inputs[i]!.billingReason)}`;
   const numbers = new Map<string, string[]>();
-  for (const entity of new Set(resolved)) {
-    const count = resolved.filter((e) => e === entity).length;
-    numbers.set(entity.id, await takeDocumentNumbers(ctx, entity, 'invoice', count, issuedAt.get(entity.id) ?? ctx.now));
+  for (const key of new Set(inputs.map((_, i) => seriesOf(i)))) {
+    const first = inputs.findIndex((_, i) => seriesOf(i) === key);
+    const entity = resolved[first]!;
+    const count = inputs.filter((_, i) => seriesOf(i) === key).length;
+    numbers.set(key, await takeDocumentNumbers(ctx, entity, documentKindOf(inputs[first]!.billingReason), count, issuedAt.get(entity.id) ?? ctx.now));
   }
   const taken = new Map<string, number>();
 
@@ -76,9 +88,9 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
     const entity = resolved[i]!;
     const { row: draft, lines: invoiceLines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rateOf[i]!);
     const id = draft.id;
-    const k = taken.get(entity.id) ?? 0;
-    taken.set(entity.id, k + 1);
-    const number = numbers.get(entity.id)![k]!;
+    const k = taken.get(seriesOf(i)) ?? 0;
+    taken.set(seriesOf(i), k + 1);
+    const number = numbers.get(seriesOf(i))![k]!;
     const paidAtOnce = draft.total === 0;
     const open: InvoiceRow = {
       ...draft,

@@ -365,6 +365,15 @@ function lineTaxChanged(before: InvoiceLineRow, after: InvoiceLineRow): boolean 
 export const CREDIT_TOP_UP_REASON = 'credit_top_up';
 
 /**
+ * The number series an invoice of this billing reason is numbered in: a top-up of prepaid credit
+ * asks for an advance and is no tax invoice (decision 0700), so it has a series of its own and the
+ * tax-invoice series (rule 46(b)) stays consecutive without it (decision 0840).
+ */
+export function documentKindOf(billingReason: string | null | undefined): 'invoice' | 'top_up' {
+  return billingReason === CREDIT_TOP_UP_REASON ? 'top_up' : 'invoice';
+}
+
+/**
  * Where an invoice's value is credited: revenue, except for a prepaid-credit top-up, which is an
  * advance for services not yet supplied — a liability (2330) until drawn down. A top-up carries no
  * GST of its own (taxedAs): its whole total goes to 2330, and the GST on the advance is taken out
@@ -608,7 +617,8 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   const issuedAt = await postingDate(ctx, entity.id);
   // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps. The counter row
   // stays locked until commit, so everything that can be read is read above, before it.
-  const number = await takeDocumentNumber(ctx, entity, 'invoice', issuedAt);
+  // A top-up of prepaid credit is no tax invoice (decision 0700): its own series (decision 0840).
+  const number = await takeDocumentNumber(ctx, entity, documentKindOf(draft.billing_reason), issuedAt);
   let row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'finalize', {
     ...invoiceTaxColumns(tax, rate),
     amount_due: tax.total,

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -145,9 +146,16 @@ export async function meteredPeriodCutoffs(
   pairs: { customerId: string; metricCode: string; oldest: Date }[],
 ): Promise<{ customer_id: string; metric_code: string; cutoff: Date }[]> {
   if (pairs.length === 0) return [];
+  let oldest = pairs[0]!.oldest;
+  for (const p of pairs) if (p.oldest < oldest) oldest = p.oldest;
+  // The guard is evaluated once (an uncorrelated EXISTS, planned as a one-time filter) by a range
+  // read of subscriptions_period_start: when no running subscription of the tenant started its
+  // period after the batch's oldest event — the usual case, events arriving as they happen — no
+  // pair is looked up at all (decision 0790).
   const { rows } = await sql<{ customer_id: string; metric_code: string; cutoff: Date }>`
     SELECT p.c::text AS customer_id, p.m AS metric_code, max(s.current_period_start) AS cutoff
-      FROM unnest(${pairs.map((p) => p.customerId)}::uuid[], ${pairs.map((p) => p.metricCode)}::text[], ${pairs.map((p) => p.oldest.toISOString())}::timestamptz[])
+      FROM ROWS FROM (unnest(${plainArrayLiteral(pairs.map((p) => p.customerId))}::uuid[]), json_array_elements_text(${JSON.stringify(pairs.map((p) => p.metricCode))}::json),
+                      unnest(${plainArrayLiteral(pairs.map((p) => p.oldest.toISOString()))}::timestamptz[]))
            AS p(c, m, oldest)
       JOIN subscriptions s ON s.tenant_id = ${tenantId}::uuid AND s.customer_id = p.c AND s.status = ANY(${[...RUNNING_STATUSES]}::text[])
                           AND s.current_period_start > p.oldest
@@ -155,6 +163,8 @@ export async function meteredPeriodCutoffs(
                     WHERE pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency
                       AND pr.billing_scheme = 'metered' AND pr.active AND pr.metric_code = p.m)
        AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.tenant_id = s.tenant_id AND i.id = s.latest_invoice_id AND i.status = 'draft')
+       AND EXISTS (SELECT 1 FROM subscriptions r
+                    WHERE r.tenant_id = ${tenantId}::uuid AND r.current_period_start > ${oldest}::timestamptz AND r.status = ANY(${[...RUNNING_STATUSES]}::text[]))
      GROUP BY p.c, p.m`.execute(tx);
   return rows;
 }

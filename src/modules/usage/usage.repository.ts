@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -40,16 +41,6 @@ export type EventInsert = {
   properties: Record<string, unknown>;
 };
 
-/** A PostgreSQL array literal of values that need no quoting (uuids, RFC 3339 instants, finite numbers, NULL). */
-function plainArray(values: readonly (string | number | null)[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i += 1) {
-    const v = values[i];
-    out += (i === 0 ? '' : ',') + (v === null ? 'NULL' : String(v));
-  }
-  return `${out}}`;
-}
-
 /**
  * Stores a batch in ONE statement (decisions 0430, 0690): the rows travel column by column — the
  * uuids, instants and numbers as array literals built here (they need no quoting), the texts and
@@ -84,8 +75,8 @@ export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert
   const result = await sql`
     WITH e AS (
       SELECT * FROM ROWS FROM (
-          json_array_elements_text(${JSON.stringify(ids)}::json), unnest(${plainArray(customers)}::uuid[]), unnest(${plainArray(metrics)}::uuid[]),
-          unnest(${plainArray(stamps)}::timestamptz[]), unnest(${plainArray(values)}::numeric[]), json_array_elements_text(${JSON.stringify(keys)}::json),
+          json_array_elements_text(${JSON.stringify(ids)}::json), unnest(${plainArrayLiteral(customers)}::uuid[]), unnest(${plainArrayLiteral(metrics)}::uuid[]),
+          unnest(${plainArrayLiteral(stamps)}::timestamptz[]), unnest(${plainArrayLiteral(values)}::numeric[]), json_array_elements_text(${JSON.stringify(keys)}::json),
           jsonb_array_elements(${JSON.stringify(properties)}::jsonb))
           AS e(transaction_id, customer_id, metric_id, ts, value, value_key, properties)
     ), fresh AS (
