@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { AlertsTable, AlertType } from './alerts.tables.js';
 import './alerts.tables.js';
@@ -120,7 +121,8 @@ export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: 
 }
 
 /**
- * The events a batch stored, column by column (uuids, RFC 3339 instants, numbers): what moves the
+ * The events a batch stored, column by column (uuids, RFC 3339 instants, numbers — sent as array literals
+ * built without escaping, as the insert sends them): what moves the
  * running totals of the alerts watching them. Only given when every event of the batch was new.
  */
 export type StoredBatch = { customers: string[]; metrics: string[]; stamps: string[]; values: (number | null)[] };
@@ -197,8 +199,8 @@ export async function triggerUsageAlerts(
         FROM watching w LEFT JOIN usage_alert_totals t ON t.tenant_id = w.tenant_id AND t.alert_id = w.id
        WHERE NOT EXISTS (SELECT 1 FROM alert_triggers t WHERE t.tenant_id = w.tenant_id AND t.alert_id = w.id AND t.period_start = w.period_start)
     ), stored AS (
-      SELECT * FROM ROWS FROM (unnest(${stored.customers}::uuid[]), unnest(${stored.metrics}::uuid[]), unnest(${stored.stamps}::timestamptz[]),
-                               unnest(${stored.values}::numeric[])) AS b(c, m, ts, v)
+      SELECT * FROM ROWS FROM (unnest(${plainArrayLiteral(stored.customers)}::uuid[]), unnest(${plainArrayLiteral(stored.metrics)}::uuid[]),
+                               unnest(${plainArrayLiteral(stored.stamps)}::timestamptz[]), unnest(${plainArrayLiteral(stored.values)}::numeric[])) AS b(c, m, ts, v)
     ), deltas AS (
       SELECT o.id, o.aggregation, count(*)::numeric AS n, sum(b.v) AS s, max(b.v) AS mx
         FROM open o JOIN stored b ON b.c = o.customer_id AND b.m = o.metric_id AND b.ts >= o.period_start
