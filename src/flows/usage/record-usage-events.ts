@@ -113,8 +113,8 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
   }
   const inserted = await insertEvents(ctx.tx, ctx.tenantId, storable, ctx.now);
   // The usage alerts on the batch's (customer, metric) pairs, once per batch in its transaction
-  // (DESIGN §23, decision 0430).
-  if (inserted > 0) await evaluateUsageAlerts(ctx, [...pairs.values()]);
+  // (DESIGN §23, decision 0430); what it stored moves their running totals (decision 0800).
+  if (inserted > 0) await evaluateUsageAlerts(ctx, [...pairs.values()], { events: storable, inserted });
   refusals.sort((a, b) => a.index - b.index);
   return {
     accepted: inserted,

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { plainArrayLiteral } from '../../platform/db/array-literal.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { AlertsTable, AlertType } from './alerts.tables.js';
 import './alerts.tables.js';
@@ -72,6 +73,8 @@ export async function liveTriggers(tx: Tx, tenantId: string, items: { alertId: s
 }
 
 export async function archiveAlertRow(tx: Tx, tenantId: string, id: string, now: Date): Promise<AlertRow | undefined> {
+  // An archived alert is never evaluated again: its running total (decision 0800) goes.
+  await tx.deleteFrom('usage_alert_totals').where('tenant_id', '=', tenantId).where('alert_id', '=', id).execute();
   await tx
     .updateTable('alert_triggers')
     .set({ cleared_at: now })
@@ -101,41 +104,79 @@ const pairArrays = (pairs: { customerId: string; metricCode: string }[]) =>
  * of these pairs until the transaction ends, in one statement: a second batch of the same customer
  * waits here for the first to commit, then measures with its events counted (two batches measuring
  * at once would each miss the other's events, and a crossing between them would go unseen). Taken
- * in one sorted order, so two batches never wait on each other. Answers how many customers were
- * locked: 0 means no alert watches the batch, and there is nothing to evaluate.
+ * in one sorted order, so two batches never wait on each other. Answers the customers locked, as
+ * comma-separated text (empty: no alert watches the batch, and there is nothing to evaluate); only
+ * their alerts are evaluated, so an alert made visible between the two statements waits for the
+ * next batch instead of being measured without its customer's lock.
  */
-export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
-  if (pairs.length === 0) return 0;
-  const { rows } = await sql<{ n: number }>`
-    SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k.k)))::int AS n
-      FROM (SELECT DISTINCT ${tenantId}::text || '/' || a.customer_id::text COLLATE "C" AS k
+export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: { customerId: string; metricCode: string }[]): Promise<string> {
+  if (pairs.length === 0) return '';
+  const { rows } = await sql<{ n: number; customers: string | null }>`
+    SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k.k)))::int AS n, string_agg(k.c::text, ',') AS customers
+      FROM (SELECT DISTINCT ${tenantId}::text || '/' || a.customer_id::text COLLATE "C" AS k, a.customer_id AS c
               FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
              WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
              ORDER BY 1) AS k`.execute(tx);
-  return rows[0]?.n ?? 0;
+  return rows[0]?.customers ?? '';
 }
 
 /**
- * The usage alerts watching these pairs, measured and triggered in ONE statement (decision 0690):
- * each alert's current period start (its subscription's, else the customer's first running one's
- * by id, else `monthStart`; a one-off alert's period starts at the epoch), skipping the alerts
- * already triggered in that period; the quantity of the alert's metric over [period start, end of
- * time) as the metric aggregates it, billed in whole units (rounded up, never negative); a trigger
- * row for each alert whose quantity reached its threshold, `ON CONFLICT DO NOTHING`. Answers the
- * alerts whose row is new, by id, with the value and period start.
+ * The events a batch stored, column by column (uuids, RFC 3339 instants, numbers — sent as array literals
+ * built without escaping, as the insert sends them): what moves the
+ * running totals of the alerts watching them. Only given when every event of the batch was new.
+ */
+export type StoredBatch = { customers: string[]; metrics: string[]; stamps: string[]; values: (number | null)[] };
+
+/** The quantity of the open alert `o`'s metric over [period start, end of time), as the metric aggregates it. */
+const PERIOD_QUANTITY = sql`(CASE o.aggregation
+          WHEN 'count' THEN (SELECT count(*)::numeric FROM usage_events u
+                              WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'sum' THEN (SELECT coalesce(sum(u.value), 0) FROM usage_events u
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'max' THEN (SELECT max(u.value) FROM usage_events u
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'unique_count' THEN (SELECT count(DISTINCT u.value_key)::numeric FROM usage_events u
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'latest' THEN (SELECT u.value FROM usage_events u
+                            WHERE u.tenant_id = o.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = o.metric_id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz
+                            ORDER BY u.ts DESC, u.transaction_id DESC LIMIT 1)
+        END)`;
+
+/**
+ * The usage alerts of the locked customers watching these pairs, measured and triggered in ONE
+ * statement (decisions 0690, 0800): each alert's current period start (its subscription's, else the
+ * customer's first running one's by id, else `monthStart`; a one-off alert's period starts at the
+ * epoch), skipping the alerts already triggered in that period; the quantity of the alert's metric
+ * over [period start, end of time) as the metric aggregates it, billed in whole units (rounded up,
+ * never negative); a trigger row for each alert whose quantity reached its threshold, `ON CONFLICT
+ * DO NOTHING`. Answers the alerts whose row is new, by id, with the value and period start.
+ *
+ * A recurring alert on a count, sum or max metric keeps its quantity in `usage_alert_totals`
+ * (decision 0800). While its row is of the current period and settled, and `batch` gives the
+ * events this batch stored, the batch's own events of the period move it (`total + delta`, or the
+ * greater for max) and nothing is re-aggregated. Otherwise — no row yet (a new alert), a new
+ * period, a batch with duplicates (`batch` null: which events were new is not known), a row not
+ * yet settled — the period is measured as before and the row (re)seeded with that quantity. A row
+ * seeded lists the transactions then in progress (`unsettled`): a batch in flight before the alert
+ * was visible took no lock and will add no delta, so the row is measured again until none of them
+ * is in progress for this statement's snapshot; from then on every batch moving it holds the
+ * customer's lock and adds its delta.
  */
 export async function triggerUsageAlerts(
   tx: Tx,
   tenantId: string,
   pairs: { customerId: string; metricCode: string }[],
+  locked: string,
+  batch: StoredBatch | null,
   running: readonly string[],
   monthStart: Date,
   now: Date,
 ): Promise<(AlertRow & { value: number; period_start: Date })[]> {
-  if (pairs.length === 0) return [];
+  if (pairs.length === 0 || locked === '') return [];
+  const stored = batch ?? { customers: [], metrics: [], stamps: [], values: [] };
   const { rows } = await sql<AlertRow & { value: number; period_start: Date }>`
     WITH watching AS (
-      SELECT a.*,
+      SELECT a.*, m.id AS metric_id, m.aggregation,
         CASE WHEN NOT a.recurring THEN 'epoch'::timestamptz
              ELSE coalesce(
                CASE WHEN a.subscription_id IS NOT NULL
@@ -147,26 +188,44 @@ export async function triggerUsageAlerts(
                END, ${monthStart}::timestamptz)
         END AS period_start
         FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
+        JOIN billable_metrics m ON m.tenant_id = a.tenant_id AND m.code = a.metric_code
        WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
+         AND a.customer_id = ANY(string_to_array(${locked}, ',')::uuid[])
     ), open AS (
-      SELECT w.* FROM watching w
+      SELECT w.*, (w.recurring AND w.aggregation IN ('count', 'sum', 'max')) AS kept,
+        t.period_start AS kept_start, t.total AS kept_total,
+        (t.period_start = w.period_start AND cardinality(t.unsettled) = 0 AND ${batch !== null}::boolean) AS by_delta,
+        t.unsettled
+        FROM watching w LEFT JOIN usage_alert_totals t ON t.tenant_id = w.tenant_id AND t.alert_id = w.id
        WHERE NOT EXISTS (SELECT 1 FROM alert_triggers t WHERE t.tenant_id = w.tenant_id AND t.alert_id = w.id AND t.period_start = w.period_start)
+    ), stored AS (
+      SELECT * FROM ROWS FROM (unnest(${plainArrayLiteral(stored.customers)}::uuid[]), unnest(${plainArrayLiteral(stored.metrics)}::uuid[]),
+                               unnest(${plainArrayLiteral(stored.stamps)}::timestamptz[]), unnest(${plainArrayLiteral(stored.values)}::numeric[])) AS b(c, m, ts, v)
+    ), deltas AS (
+      SELECT o.id, o.aggregation, count(*)::numeric AS n, sum(b.v) AS s, max(b.v) AS mx
+        FROM open o JOIN stored b ON b.c = o.customer_id AND b.m = o.metric_id AND b.ts >= o.period_start
+       WHERE o.kept AND o.by_delta
+       GROUP BY o.id, o.aggregation
+    ), moved AS (
+      UPDATE usage_alert_totals t
+         SET total = CASE d.aggregation WHEN 'count' THEN t.total + d.n WHEN 'sum' THEN t.total + d.s ELSE greatest(t.total, d.mx) END
+        FROM deltas d
+       WHERE t.tenant_id = ${tenantId}::uuid AND t.alert_id = d.id
+      RETURNING t.alert_id, t.total
     ), measured AS (
       SELECT o.*,
-        (CASE m.aggregation
-          WHEN 'count' THEN (SELECT count(*)::numeric FROM usage_events u
-                              WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
-          WHEN 'sum' THEN (SELECT sum(u.value) FROM usage_events u
-                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
-          WHEN 'max' THEN (SELECT max(u.value) FROM usage_events u
-                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
-          WHEN 'unique_count' THEN (SELECT count(DISTINCT u.value_key)::numeric FROM usage_events u
-                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
-          WHEN 'latest' THEN (SELECT u.value FROM usage_events u
-                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz
-                            ORDER BY u.ts DESC, u.transaction_id DESC LIMIT 1)
-        END) AS quantity
-        FROM open o JOIN billable_metrics m ON m.tenant_id = o.tenant_id AND m.code = o.metric_code
+        CASE WHEN o.kept AND o.by_delta THEN coalesce((SELECT v.total FROM moved v WHERE v.alert_id = o.id), o.kept_total)
+             ELSE ${PERIOD_QUANTITY} END AS quantity
+        FROM open o
+    ), seeded AS (
+      INSERT INTO usage_alert_totals (tenant_id, alert_id, period_start, total, unsettled)
+      SELECT x.tenant_id, x.id, x.period_start, x.quantity,
+        CASE WHEN x.kept_start = x.period_start
+             THEN ARRAY(SELECT u FROM unnest(x.unsettled) AS u WHERE u IN (SELECT pg_snapshot_xip(pg_current_snapshot())))
+             ELSE ARRAY(SELECT pg_snapshot_xip(pg_current_snapshot())) END
+        FROM measured x
+       WHERE x.kept AND NOT coalesce(x.by_delta, false)
+      ON CONFLICT (tenant_id, alert_id) DO UPDATE SET period_start = excluded.period_start, total = excluded.total, unsettled = excluded.unsettled
     ), crossed AS (
       SELECT x.*, (CASE WHEN x.quantity > 0 THEN ceil(x.quantity - 0.000000001) ELSE 0 END)::bigint AS value
         FROM measured x

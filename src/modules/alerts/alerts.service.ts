@@ -8,7 +8,7 @@ import { getCustomer } from '../customers/index.js';
 import { invoicedSince } from '../invoices/index.js';
 import { getSubscriptionRow, RUNNING_STATUSES, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { aggregateUsage, billableQuantity, metricsByCodes, type UsageWindow } from '../usage/index.js';
+import { aggregateUsage, billableQuantity, metricsByCodes, type EventInsert, type UsageWindow } from '../usage/index.js';
 import {
   activeAlertsOf,
   archiveAlertRow,
@@ -20,6 +20,7 @@ import {
   lockUsageAlertEvaluation,
   triggerUsageAlerts,
   type AlertRow,
+  type StoredBatch,
 } from './alerts.repository.js';
 import type { CreateAlertBody } from './alerts.schemas.js';
 import type { AlertType } from './alerts.tables.js';
@@ -162,26 +163,48 @@ export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: rea
   return triggerCrossed(ctx, alerts, await periodsOf(ctx, alerts));
 }
 
+/** What an ingestion batch stored, for the running totals of the alerts watching it (decision 0800). */
+export type UsageBatch = { events: EventInsert[]; inserted: number };
+
 /**
  * The usage alerts watching these (customer, metric code) pairs — the pairs an ingestion batch
  * stored events for — evaluated once for the whole batch in its transaction, set-based (decisions
- * 0430, 0690): alerts of the batch's customers on other metrics are not measured (their quantity
- * did not move), nor are alerts that already triggered in their current period (once per period:
- * nothing more can happen until the next one). Batches of the same customers evaluate one after the
- * other (an advisory lock per customer, taken by a first statement), so a threshold crossed by two
- * batches sent at once is seen by the second; a second statement, whose snapshot is taken once the
- * locks are held, measures every open alert, inserts the crossed ones' trigger rows and answers the
- * new ones, which emit `alert.triggered`. Two statements a batch whatever the number of alerts; one
- * when no alert watches the batch.
+ * 0430, 0690, 0800): alerts of the batch's customers on other metrics are not measured (their
+ * quantity did not move), nor are alerts that already triggered in their current period (once per
+ * period: nothing more can happen until the next one). Batches of the same customers evaluate one
+ * after the other (an advisory lock per customer, taken by a first statement), so a threshold
+ * crossed by two batches sent at once is seen by the second; a second statement, whose snapshot is
+ * taken once the locks are held, moves the open alerts' running totals by the batch's events (or
+ * measures the period where a total cannot be trusted), inserts the crossed ones' trigger rows and
+ * answers the new ones, which emit `alert.triggered`. Two statements a batch whatever the number of
+ * alerts; one when no alert watches the batch.
+ *
+ * `batch` is what the batch stored: when every event in it was new (no duplicate, in the batch or
+ * already stored), its events are the deltas; otherwise which ones were stored is not known here,
+ * and the totals of the alerts it moves are measured again.
  */
-export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
+export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[], batch?: UsageBatch): Promise<number> {
   if (pairs.length === 0) return 0;
-  if ((await lockUsageAlertEvaluation(ctx.tx, ctx.tenantId, pairs)) === 0) return 0;
-  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, pairs, RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
+  const locked = await lockUsageAlertEvaluation(ctx.tx, ctx.tenantId, pairs);
+  if (locked === '') return 0;
+  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, pairs, locked, storedBatch(batch), RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
   for (const a of fresh) {
     await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: a.value, period_start: toIso(a.period_start) });
   }
   return fresh.length;
+}
+
+/** The batch's events column by column, when all of them were stored; null when some were duplicates. */
+function storedBatch(batch: UsageBatch | undefined): StoredBatch | null {
+  if (!batch || batch.inserted !== batch.events.length) return null;
+  const out: StoredBatch = { customers: [], metrics: [], stamps: [], values: [] };
+  for (const e of batch.events) {
+    out.customers.push(e.customer_id);
+    out.metrics.push(e.metric_id);
+    out.stamps.push(e.ts);
+    out.values.push(e.value);
+  }
+  return out;
 }
 
 /**

@@ -27,9 +27,24 @@ export interface AlertTriggersTable {
   cleared_at: Timestamp | null;
 }
 
+/**
+ * The running quantity of an open recurring usage alert over its current period (decision 0800),
+ * kept by the ingestion batches that move it. Written only by the usage-alert evaluation.
+ */
+export interface UsageAlertTotalsTable {
+  tenant_id: string;
+  alert_id: string;
+  period_start: Timestamp;
+  /** Decimal text: the count, sum or max of the period so far (null: a max over no events). */
+  total: string | null;
+  /** The transactions in progress when the total was seeded (xid8 text); empty once settled. */
+  unsettled: string[];
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     alerts: AlertsTable;
     alert_triggers: AlertTriggersTable;
+    usage_alert_totals: UsageAlertTotalsTable;
   }
 }
