@@ -209,6 +209,7 @@ class SyncPass {
         await this.pushAll('payment_tds', tds);
       },
     );
+    const held: SyncDoc[] = [];
     await this.pages(
       (page) => listCreditNotes(this.ctx, {}, page).then((r) => ({ items: r.notes, total: r.total })),
       async (batch: CreditNote[]) => {
@@ -232,8 +233,12 @@ class SyncPass {
           };
           this.notes.set(n.id, doc);
           // QuickBooks books a refund note with its refund, as one RefundReceipt; only a note
-          // whose refund failed (spendable credit again) is a CreditMemo of its own.
-          if (this.adapter.refundAs === 'receipt' && n.type === 'refund' && n.refund_status !== 'refund_failed') continue;
+          // whose refund failed (spendable credit again) is a CreditMemo of its own — pushed once
+          // a RefundReceipt booked for it is deleted, never beside it (income reversed twice).
+          if (this.adapter.refundAs === 'receipt' && n.type === 'refund') {
+            if (n.refund_status === 'refund_failed') held.push({ type: 'credit_note', doc });
+            continue;
+          }
           items.push({ type: 'credit_note', doc });
         }
         await this.pushAll('credit_note', items);
@@ -251,7 +256,11 @@ class SyncPass {
       const last = rows[rows.length - 1]!;
       after = { created_at: last.created_at, id: last.id };
     }
-    await this.voidFailedRefunds();
+    const stillBooked = await this.voidFailedRefunds();
+    await this.pushAll(
+      'credit_note',
+      held.filter((item) => !stillBooked.has(item.doc.id)),
+    );
   }
 
   /** The refunds as the provider books them; a refund whose note was not met (unnumbered, or an advance's) is left out. */
@@ -291,7 +300,9 @@ class SyncPass {
    * not money that never reached the customer. A refund that failed before it was booked is never
    * listed for a push, so it is never created.
    */
-  private async voidFailedRefunds(): Promise<void> {
+  private async voidFailedRefunds(): Promise<Set<string>> {
+    /** The notes of failed refunds whose document the provider still holds (it refused the delete). */
+    const stillBooked = new Set<string>();
     for (let after: string | null = null; ;) {
       const records = await bookedRefundRecords(this.env.db, this.connection.tenant_id, this.connection.id, after, PAGE.limit);
       const failed = await failedRefundRowsAmong(
@@ -302,14 +313,15 @@ class SyncPass {
       const docs = new Map((await this.refundDocs(failed)).map((d) => [d.id, d]));
       for (const record of records) {
         const doc = docs.get(record.record_id);
-        if (doc) await this.voidOne(record, doc);
+        if (doc && !(await this.voidOne(record, doc))) stillBooked.add(doc.note.id);
       }
-      if (records.length < PAGE.limit) return;
+      if (records.length < PAGE.limit) return stillBooked;
       after = records[records.length - 1]!.record_id;
     }
   }
 
-  private async voidOne(known: SyncRecordRow, doc: RefundDoc): Promise<void> {
+  /** Deletes one failed refund's document at the provider; false when the provider refused. */
+  private async voidOne(known: SyncRecordRow, doc: RefundDoc): Promise<boolean> {
     const now = this.env.clock.now();
     const record = (status: SyncRecordStatus, ref: ExternalRef | null, error: string | null) =>
       saveSyncRecord(this.env.db, {
@@ -318,7 +330,7 @@ class SyncPass {
         external_version: ref?.external_version ?? null,
         status,
         last_error: error,
-        create_started_at: null,
+        create_started_at: status === 'voided' ? null : known.create_started_at,
         updated_at: now,
       });
     let existing: ExternalRef | null = known.external_id ? { external_id: known.external_id, external_version: known.external_version } : null;
@@ -328,6 +340,7 @@ class SyncPass {
       if (existing) await this.adapter.voidRefund(this.session, doc, existing, idempotencyKey('refund_void', doc.id, existing.external_id));
       await record('voided', existing, null);
       this.counts.synced += 1;
+      return true;
     } catch (error) {
       const message = `${this.connection.provider}: ${(error as Error).message}`.slice(0, 2000);
       if (error instanceof ProviderError && (error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'unauthorized')) {
@@ -338,6 +351,7 @@ class SyncPass {
       // The provider refused to delete it: the refund stays booked there; the next run tries again.
       await record('failed', existing, message);
       this.counts.failed += 1;
+      return false;
     }
   }
 
