@@ -351,9 +351,14 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     if (String(b.SyncToken) !== String(current.version))
       return { status: 400, body: qboFault('Stale Object Error', `SyncToken ${String(b.SyncToken)} is stale`, '5010') };
     const txnType = { purchase: 'Expense', creditmemo: 'CreditMemo', invoice: 'Invoice' }[entity];
-    const linked = [...collection('quickbooks:payment').values()].some((p) => linesOf(p.body).some((l) => (l.LinkedTxn ?? []).some((t) => t.TxnType === txnType && t.TxnId === id)));
+    const linked = [...collection('quickbooks:payment').values()].some((p) =>
+      linesOf(p.body).some((l) => (l.LinkedTxn ?? []).some((t) => t.TxnType === txnType && t.TxnId === id)),
+    );
     if (txnType && linked)
-      return { status: 400, body: qboFault('A business validation error has occurred while processing your request', `${wrapper} ${id} is linked to a payment`, '6000') };
+      return {
+        status: 400,
+        body: qboFault('A business validation error has occurred while processing your request', `${wrapper} ${id} is linked to a payment`, '6000'),
+      };
     records.delete(id);
     return { status: 200, body: { [wrapper]: { status: 'Deleted', domain: 'QBO', Id: id }, time: new Date().toISOString() } };
   }

@@ -261,7 +261,12 @@ async function deleteTransaction(session: ProviderSession, path: string, key: st
     if (!(error instanceof ProviderError && error.code === '5010')) throw error;
     let current: { SyncToken?: string } | undefined;
     try {
-      const res = await callProvider(companyUrl(session, `${path}/${encodeURIComponent(id)}`), { headers: bearer(session.accessToken) }, describeFault, session.nowMs);
+      const res = await callProvider(
+        companyUrl(session, `${path}/${encodeURIComponent(id)}`),
+        { headers: bearer(session.accessToken) },
+        describeFault,
+        session.nowMs,
+      );
       current = (res.body as Record<string, { SyncToken?: string } | undefined>)[key];
     } catch (readError) {
       if (gone(readError)) return;

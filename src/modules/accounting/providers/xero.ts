@@ -165,7 +165,12 @@ export function xeroRefundPayments(r: Extract<SyncDoc, { type: 'refund' }>['doc'
 async function deletePayment(session: ProviderSession, paymentId: string, idempotencyKey: string): Promise<void> {
   const url = `${session.config.apiUrl}/Payments/${encodeURIComponent(paymentId)}`;
   try {
-    await callProvider(url, { method: 'POST', headers: headers(session, idempotencyKey), body: JSON.stringify({ Status: 'DELETED' }) }, describeError, session.nowMs);
+    await callProvider(
+      url,
+      { method: 'POST', headers: headers(session, idempotencyKey), body: JSON.stringify({ Status: 'DELETED' }) },
+      describeError,
+      session.nowMs,
+    );
   } catch (error) {
     if (!(error instanceof ProviderError && (error.kind === 'invalid' || error.kind === 'not_found'))) throw error;
     if (error.kind === 'not_found') return;

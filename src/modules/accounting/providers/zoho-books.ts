@@ -295,8 +295,7 @@ async function pushZohoRefundShares(session: ProviderSession, item: Extract<Sync
  * no idempotency key.
  */
 async function deleteZohoRefunds(session: ProviderSession, r: Extract<SyncDoc, { type: 'refund' }>['doc'], existing: ExternalRef): Promise<void> {
-  const notes =
-    r.pays_out && r.pays_out.length > 0 ? r.pays_out.map((n) => n.external_id) : [r.credit_note_external_id];
+  const notes = r.pays_out && r.pays_out.length > 0 ? r.pays_out.map((n) => n.external_id) : [r.credit_note_external_id];
   const ids = existing.external_id.split(',').filter(Boolean);
   if (ids.length !== notes.length || notes.some((n) => !n))
     throw new ProviderError('invalid', 'the refund’s credit notes at Zoho Books are not known: the refund cannot be deleted', 400);
