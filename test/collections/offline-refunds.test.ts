@@ -192,6 +192,28 @@ describe('offline refunds', () => {
       expect(await eventTypes(refund.id)).toContain('refund.failed');
       expect((await acme.api('POST', `/v1/refunds/${refund.id}/mark_paid`, { reference: 'late' })).body.error.reason).toBe('refund_failed');
     });
+
+    it('spends the returned credit on what its own invoice still owes first', async () => {
+      // ₹1,180.00 invoiced, ₹500.00 paid; ₹236.00 of that payment refunded, then the refund fails.
+      const customer = await createCustomer(acme, { gstin: gstinFor('29', 'CCCCC3333C1Z') });
+      const inv = await createInvoice(acme, customer, [100_000]);
+      const payment = (
+        await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 50_000 })
+      ).body.data;
+      const refund = (await acme.api('POST', `/v1/payments/${payment.id}/refunds`, { amount: 23_600, reason: 'Cheque' })).body.data;
+      expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.amount_due).toBe(68_000);
+      const res = await acme.api('POST', `/v1/refunds/${refund.id}/mark_failed`, { failure_message: 'cheque returned unpaid' });
+      expect(res.status, res.text).toBe(200);
+      // The ₹236.00 is the customer's again, and the invoice it belongs to still owes ₹680.00: it pays that.
+      expect((await acme.api('GET', `/v1/credit-notes/${refund.credit_note_id}`)).body.data).toMatchObject({
+        refund_status: 'refund_failed',
+        balance: 0,
+        status: 'used',
+      });
+      expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.amount_due).toBe(68_000 - 23_600);
+      expect(await customerBalance(customer, 2300)).toBe(0);
+      expect(await customerBalance(customer, 1100)).toBe(68_000 - 23_600);
+    });
   });
 
   describe("an advance's refund paid by hand (decision 0740)", () => {

@@ -10,6 +10,7 @@ import {
   markRefundNoteUnpaid,
   payOutCreditBalance,
   restoreCreditBalance,
+  settleOwnInvoiceWithReturnedCredit,
   setCreditNoteRefundStatus,
   unspentCreditOfInvoice,
 } from '../../modules/credit-notes/index.js';
@@ -310,6 +311,9 @@ export async function returnCreditOfFailedRefund(ctx: Ctx, row: RefundRow, from:
     ...sources.map((s) => ({ account: Account.CUSTOMER_CREDIT, credit: Number(s.amount), creditNoteId: s.credit_note_id, customerId })),
   ]);
   await emitEvent(ctx, 'refund.failed', toRefund(row, sources));
+  // The credit is spendable again: a tied note's settles what its own invoice still owes first.
+  const returned = row.issued_credit_note ? [row.credit_note_id!] : sources.map((s) => s.credit_note_id);
+  for (const noteId of new Set(returned)) await settleOwnInvoiceWithReturnedCredit(ctx, noteId);
 }
 
 /**

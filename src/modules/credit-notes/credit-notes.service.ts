@@ -461,7 +461,22 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
  * Only adjustment notes: a note of another type (a refund's) is spent by the flow that made it.
  */
 async function settleOwnInvoice(ctx: Ctx, note: CreditNoteRow): Promise<CreditNoteRow> {
-  if (!note.invoice_id || note.status !== 'issued' || note.type !== 'adjustment') return note;
+  if (note.type !== 'adjustment') return note;
+  return spendOnOwnInvoice(ctx, note);
+}
+
+/**
+ * Credit that a refund meant to pay out and did not (the gateway refused it, or an offline refund
+ * was marked failed) is the customer's again: like any tied note's credit it settles what the
+ * note's own invoice still owes first, whatever the note's type.
+ */
+export async function settleOwnInvoiceWithReturnedCredit(ctx: Ctx, noteId: string): Promise<void> {
+  const note = await findCreditNote(ctx.tx, ctx.tenantId, noteId);
+  if (note && note.balance > 0) await spendOnOwnInvoice(ctx, note);
+}
+
+async function spendOnOwnInvoice(ctx: Ctx, note: CreditNoteRow): Promise<CreditNoteRow> {
+  if (!note.invoice_id || note.status !== 'issued') return note;
   const invoice = await getInvoiceRow(ctx, note.invoice_id, true);
   if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return note;
   return spendOn(ctx, note, invoice, Math.min(note.balance, invoice.amount_due));

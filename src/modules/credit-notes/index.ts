@@ -3,6 +3,7 @@ export {
   createCreditNote,
   setCreditNoteRefundStatus,
   markRefundNoteUnpaid,
+  settleOwnInvoiceWithReturnedCredit,
   applyAvailableCredit,
   applyCreditNote,
   getCreditNote,
