@@ -262,6 +262,8 @@ const gatewayOp = fc.oneof(
     payment: fc.option(fc.nat(), { nil: undefined }),
     share: fc.integer({ min: 1, max: 100 }),
   }),
+  // The gateway reports a refund it had paid as failed after all (decision 0860, a signed refund.failed).
+  fc.record({ kind: fc.constant('refund_fails_later' as const), refund: fc.nat() }),
   // A signed webhook for a pending charge announcing the wrong amount or currency; then, maybe, the right one.
   fc.record({
     kind: fc.constant('mismatch' as const),
@@ -358,7 +360,8 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
     o.kind === 'refund_lines' ||
     o.kind === 'refund_note' ||
     o.kind === 'settle_refund' ||
-    o.kind === 'mismatch'
+    o.kind === 'mismatch' ||
+    o.kind === 'refund_fails_later'
   )
     return gatewayStep(w, o);
   switch (o.kind) {
@@ -737,6 +740,16 @@ async function addOnStep(w: World, o: Extract<Op, { kind: 'add_on' }>): Promise<
   return res;
 }
 
+/** The test gateway connection whose signed webhooks the model sends, made on first use. */
+async function webhookConnection(w: World): Promise<{ connection: string; secret: string } | ApiResponse> {
+  if (w.hooks) return w.hooks;
+  const secret = 'whsec_model';
+  const conn = await w.tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] });
+  if (conn.status !== 201) return conn;
+  w.hooks = { connection: conn.body.data.id, secret };
+  return w.hooks;
+}
+
 /** The gateway operations (see gatewayOp). */
 async function gatewayStep(w: World, o: GatewayOp | SettleOp): Promise<ApiResponse | undefined> {
   const api = w.tenant.api;
@@ -815,13 +828,46 @@ async function gatewayStep(w: World, o: GatewayOp | SettleOp): Promise<ApiRespon
       }
       return res;
     }
+    case 'refund_fails_later': {
+      const id = pick(w.refunds, o.refund);
+      if (!id) return undefined;
+      const row = await t.database.db
+        .selectFrom('refunds')
+        .select(['status', 'gateway', 'gateway_refund_id', 'advance_id'])
+        .where('tenant_id', '=', w.tenant.tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!row || row.status !== 'succeeded' || row.gateway !== 'test' || !row.gateway_refund_id || row.advance_id) return undefined;
+      const hooks = await webhookConnection(w);
+      if ('status' in hooks) return hooks;
+      const body = JSON.stringify({
+        id: `evt_late_${id}`,
+        type: 'refund.failed',
+        data: { refund_id: row.gateway_refund_id, failure_code: 'expired_or_canceled_card' },
+      });
+      const res = await t.call({
+        method: 'POST',
+        url: `/webhooks/gateways/test/${hooks.connection}`,
+        headers: { 'content-type': 'application/json', [TEST_SIGNATURE_HEADER]: signTestWebhook(body, hooks.secret, t.clock.now()) },
+        payload: body,
+      });
+      await t.kosh.worker.drain();
+      expect((await api('GET', `/v1/refunds/${id}`)).body.data.status, 'a paid refund the gateway fails later is failed').toBe('failed');
+      const reversals = await t.database.db
+        .selectFrom('journal_entries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', w.tenant.tenantId)
+        .where('reference_id', '=', id)
+        .where('kind', '=', 'refund.failed')
+        .executeTakeFirstOrThrow();
+      expect(Number(reversals.n), 'its refund entry is reversed once').toBe(1);
+      return res;
+    }
     case 'mismatch': {
       // An INR invoice of the primary entity, a pending card charge, then a signed webhook with the wrong figures.
       if (!w.hooks) {
-        const secret = 'whsec_model';
-        const conn = await api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] });
-        if (conn.status !== 201) return conn;
-        w.hooks = { connection: conn.body.data.id, secret };
+        const hooks = await webhookConnection(w);
+        if ('status' in hooks) return hooks;
       }
       const customer = w.customers[0]!;
       const created = await api('POST', '/v1/invoices', {
@@ -1994,6 +2040,31 @@ describe('the books tie out after every operation', () => {
       'some refund issued its own note',
     ).toBe(true);
   }, 600_000); // the one-truth checks (Tally, GSTR-3B per month) after each of its twelve steps
+
+  it('paid gateway refunds the gateway fails later (an own note, a payout of a note) keep the invariants (decision 0860)', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // ₹1,180 charged to a card; a ₹590 refund that issues its own note, paid, then failed by the gateway.
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [100_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'charge', invoice: 0, fresh: false, amount: 1, token: 'tok_visa', then: undefined },
+      { kind: 'refund', payment: 0, share: 50, whole: false },
+      { kind: 'refund_fails_later', refund: 0 },
+      // The note's credit is spendable again: paid out through the card, paid, failed later too.
+      { kind: 'refund_note', note: 0, payment: 0, share: 100 },
+      { kind: 'refund_fails_later', refund: 1 },
+      { kind: 'refund_fails_later', refund: 1 },
+      { kind: 'gateway_settles', hours: 72 },
+    ];
+    const statuses: number[] = [];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      statuses.push(res?.status ?? 0);
+      await checkBooks(world, o.kind);
+    }
+    // The second late failure of the same refund is not sent: the refund is failed already.
+    expect(statuses.slice(0, 7)).toEqual([201, 200, 201, 200, 201, 200, 0]);
+  }, 600_000);
 
   it('offline refunds marked paid (also back-dated, in dollars after the rate moved) or failed keep the invariants (decision 0570)', async () => {
     const world = await newWorld();

@@ -12,13 +12,15 @@ import type { ApiResponse, Tenant, TestKosh } from './harness.js';
  *   verifier), and hooks to refuse a refresh with `invalid_grant`;
  * - one HTTP server speaking the three accounting APIs as their public references describe them:
  *   QuickBooks Online v3 (`/v3/company/{realmId}/customer|invoice|payment|creditmemo|refundreceipt|
- *   purchase`, `query`, SyncToken optimistic locking with fault 5010, `requestid` idempotency,
+ *   purchase`, `query`, `operation=delete`, SyncToken optimistic locking with fault 5010, `requestid` idempotency,
  *   `Fault` error bodies; a Payment's `Line.LinkedTxn` must name transactions that exist, and may
  *   not take more from a CreditMemo or an Expense/Check than it has left — `quickbooksBooks()`
  *   reads the company's accounts and customer balances back from what was posted),
- *   Xero (`/api.xro/2.0/Contacts|Invoices|Payments|CreditNotes`, `xero-tenant-id`, `/connections`,
+ *   Xero (`/api.xro/2.0/Contacts|Invoices|Payments|CreditNotes`, a payment's delete at
+ *   `/Payments/{id}`, `xero-tenant-id`, `/connections`,
  *   `Idempotency-Key`, ValidationException bodies), Zoho Books (`/books/v3/contacts|invoices|
- *   customerpayments|creditnotes?organization_id=`, `Zoho-oauthtoken`, `{ code, message }`
+ *   customerpayments|creditnotes?organization_id=`, credit-note refunds and their delete,
+ *   `Zoho-oauthtoken`, `{ code, message }`
  *   bodies), each with its token revocation endpoint and 429 + Retry-After rate limiting.
  *
  * Every request Kosh sends is recorded in `requests`.
@@ -336,6 +338,31 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     return zoho(req, res, url, body, auth);
   }
 
+  /**
+   * `POST /{entity}?operation=delete` with the Id and current SyncToken (the RefundReceipt, Payment
+   * and Purchase references): the transaction is gone afterwards — reading or deleting it again
+   * answers fault 610 Object Not Found; a stale SyncToken answers 5010; a transaction a live
+   * Payment still links is refused (6000), as QuickBooks asks for links to be removed first.
+   */
+  function qboDelete(records: Map<string, StoredRecord>, entity: string, wrapper: string, b: Record<string, unknown>): { status: number; body: unknown } {
+    const id = String(b?.Id ?? '');
+    const current = records.get(id);
+    if (!current) return { status: 400, body: qboFault('Object Not Found', `Object Not Found : ${wrapper} ${id} was deleted or never existed`, '610') };
+    if (String(b.SyncToken) !== String(current.version))
+      return { status: 400, body: qboFault('Stale Object Error', `SyncToken ${String(b.SyncToken)} is stale`, '5010') };
+    const txnType = { purchase: 'Expense', creditmemo: 'CreditMemo', invoice: 'Invoice' }[entity];
+    const linked = [...collection('quickbooks:payment').values()].some((p) =>
+      linesOf(p.body).some((l) => (l.LinkedTxn ?? []).some((t) => t.TxnType === txnType && t.TxnId === id)),
+    );
+    if (txnType && linked)
+      return {
+        status: 400,
+        body: qboFault('A business validation error has occurred while processing your request', `${wrapper} ${id} is linked to a payment`, '6000'),
+      };
+    records.delete(id);
+    return { status: 200, body: { [wrapper]: { status: 'Deleted', domain: 'QBO', Id: id }, time: new Date().toISOString() } };
+  }
+
   function quickbooks(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
     if (!/^Bearer \S+$/.test(auth)) return send(res, 401, qboFault('AuthenticationFailed', 'Authentication failed', '100', 'AUTHENTICATION'));
     const m = /^\/v3\/company\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/.exec(url.pathname);
@@ -348,6 +375,14 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
         return send(res, 200, { QueryResponse: { TaxCode: codes, startPosition: 1, maxResults: codes.length } });
       }
       if (/from Item/i.test(q)) return send(res, 200, { QueryResponse: { Item: [{ Id: '1', Name: 'Services' }] } });
+      const byDocNumber = /^select \* from Purchase where DocNumber = '((?:[^'\\]|\\.)*)'$/i.exec(q.trim());
+      if (byDocNumber) {
+        const docNumber = byDocNumber[1]!.replace(/\\(.)/g, '$1');
+        const found = [...collection('quickbooks:purchase').values()]
+          .filter((r) => r.body.DocNumber === docNumber)
+          .map((r) => ({ ...r.body, Id: r.id, SyncToken: String(r.version) }));
+        return send(res, 200, { QueryResponse: found.length ? { Purchase: found, startPosition: 1, maxResults: found.length } : {} });
+      }
       if (/from Account/i.test(q))
         return send(res, 200, {
           QueryResponse: {
@@ -384,6 +419,11 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       return send(res, prior.status, prior.body);
     }
     const b = body as Record<string, unknown>;
+    if (url.searchParams.get('operation') === 'delete') {
+      const answer = qboDelete(records, entity!, wrapper, b);
+      if (requestId) idempotent.set(`qbo:${requestId}`, answer);
+      return send(res, answer.status, answer.body);
+    }
     // A purchase names its payee in EntityRef (here: the customer a refund is paid to).
     const payee = entity === 'purchase' ? (b.EntityRef as { value?: string; type?: string } | undefined) : undefined;
     const refCustomer = entity === 'purchase' ? payee?.value : (b.CustomerRef as { value?: string } | undefined)?.value;
@@ -441,6 +481,8 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     }
     if (req.headers['xero-tenant-id'] !== XERO_TENANT)
       return send(res, 403, { Type: null, Title: 'Forbidden', Status: 403, Detail: 'AuthorizationUnsuccessful' });
+    const one = /^\/api\.xro\/2\.0\/Payments\/([^/]+)$/.exec(url.pathname);
+    if (one) return xeroPayment(req, res, decodeURIComponent(one[1]!), body);
     const m = /^\/api\.xro\/2\.0\/(Contacts|Invoices|Payments|CreditNotes)$/.exec(url.pathname);
     if (!m) return send(res, 404, { Title: 'Not Found', Status: 404, Detail: url.pathname });
     const name = m[1]!;
@@ -483,6 +525,37 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     return send(res, answer.status, answer.body);
   }
 
+  /**
+   * `/Payments/{PaymentID}`: GET reads it; POST `{ Status: "DELETED" }` deletes it — the only change
+   * Xero takes to a payment. A deleted payment stays readable with Status DELETED (its invoice or
+   * credit note is open for that amount again) and any further change to it is refused with a
+   * ValidationException. A retried delete with its Idempotency-Key answers what the first did.
+   */
+  function xeroPayment(req: IncomingMessage, res: ServerResponse, id: string, body: unknown): void {
+    const payment = collection('xero:Payments').get(id);
+    if (!payment) return send(res, 404, { Title: 'Not Found', Status: 404, Detail: `Payment ${id} not found` });
+    const view = () => ({ ...payment.body, PaymentID: id, Status: payment.body.Status ?? 'AUTHORISED' });
+    if (req.method === 'GET') return send(res, 200, { Id: randomUUID(), Status: 'OK', Payments: [view()] });
+    if (req.method !== 'POST') return send(res, 405, { Title: 'Method Not Allowed', Status: 405 });
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && idempotent.has(`xero:${key}`)) {
+      const prior = idempotent.get(`xero:${key}`)!;
+      return send(res, prior.status, prior.body);
+    }
+    const b = (body ?? {}) as { Status?: string; Payments?: { Status?: string }[] };
+    const status = b.Status ?? b.Payments?.[0]?.Status;
+    let answer: { status: number; body: unknown };
+    if (status !== 'DELETED') answer = { status: 400, body: xeroValidation('A payment can only be deleted: Status must be DELETED') };
+    else if (payment.body.Status === 'DELETED') answer = { status: 400, body: xeroValidation('This payment has been deleted and cannot be changed') };
+    else {
+      payment.version += 1;
+      payment.body = { ...payment.body, Status: 'DELETED' };
+      answer = { status: 200, body: { Id: randomUUID(), Status: 'OK', Payments: [view()] } };
+    }
+    if (typeof key === 'string') idempotent.set(`xero:${key}`, answer);
+    return send(res, answer.status, answer.body);
+  }
+
   function zoho(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
     if (!/^Zoho-oauthtoken \S+$/.test(auth)) return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
     if (url.pathname === '/books/v3/organizations') {
@@ -502,7 +575,8 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       ];
       return send(res, 200, { code: 0, message: 'success', taxes });
     }
-    const refund = /^\/books\/v3\/creditnotes\/([^/]+)\/refunds$/.exec(url.pathname);
+    const refund = /^\/books\/v3\/creditnotes\/([^/]+)\/refunds(?:\/([^/]+))?$/.exec(url.pathname);
+    if (refund?.[2]) return zohoRefundDelete(req, res, refund[1]!, refund[2]);
     if (refund) return zohoRefund(req, res, refund[1]!, body);
     const m = /^\/books\/v3\/(contacts|invoices|customerpayments|creditnotes)(?:\/([^/]+))?$/.exec(url.pathname);
     if (!m) return send(res, 404, { code: 5, message: 'Invalid URL Passed' });
@@ -557,6 +631,18 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       });
     }
     return send(res, 405, { code: 5, message: 'Invalid method' });
+  }
+
+  /**
+   * `DELETE /creditnotes/{creditnote_id}/refunds/{creditnote_refund_id}` ("Delete credit note
+   * refund"): the refund is gone and the note's credit open again; deleting it again answers 404.
+   */
+  function zohoRefundDelete(req: IncomingMessage, res: ServerResponse, creditNoteId: string, refundId: string): void {
+    if (req.method !== 'DELETE') return send(res, 405, { code: 5, message: 'Invalid method' });
+    if (!collection('zoho_books:creditnotes').has(creditNoteId)) return send(res, 404, { code: 1002, message: 'Credit note does not exist.' });
+    const refunds = collection(`zoho_books:creditnotes/${creditNoteId}/refunds`);
+    if (!refunds.delete(refundId)) return send(res, 404, { code: 1002, message: 'The refund does not exist.' });
+    return send(res, 200, { code: 0, message: 'The refund has been deleted.' });
   }
 
   /** `/creditnotes/{creditnote_id}/refunds`: POST records a refund of the note, GET lists them. */

@@ -657,7 +657,7 @@ class KoshClient(Transport):
         """List accounting connections (GET /v1/accounting/connections)"""
         return self._request("GET", "/v1/accounting/connections", query={"limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
-    def list_accounting_sync_status(self, *, connection_id: Optional[str] = None, status: Optional[Literal["pending", "synced", "failed"]] = None, record_type: Optional[Literal["customer", "invoice", "payment", "payment_tds", "credit_note", "refund"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListAccountingSyncStatusResponse":
+    def list_accounting_sync_status(self, *, connection_id: Optional[str] = None, status: Optional[Literal["pending", "synced", "failed", "voided"]] = None, record_type: Optional[Literal["customer", "invoice", "payment", "payment_tds", "credit_note", "refund"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListAccountingSyncStatusResponse":
         """Per-record sync status (external id, last error) and the latest run of each connection (GET /v1/accounting/sync-status)"""
         return self._request("GET", "/v1/accounting/sync-status", query={"connection_id": connection_id, "status": status, "record_type": record_type, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 

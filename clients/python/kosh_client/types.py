@@ -1815,7 +1815,7 @@ AccountingSyncRecord = TypedDict(
         "record_type": Literal["customer", "invoice", "payment", "payment_tds", "credit_note", "refund"],
         "record_id": str,
         "external_id": Optional[str],
-        "status": Literal["pending", "synced", "failed"],
+        "status": Literal["pending", "synced", "failed", "voided"],
         "last_error": Optional[str],
         "attempts": int,
         "synced_at": Optional[str],

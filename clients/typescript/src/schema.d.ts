@@ -8828,7 +8828,7 @@ export interface components {
             record_id: string;
             external_id: string | null;
             /** @enum {string} */
-            status: "pending" | "synced" | "failed";
+            status: "pending" | "synced" | "failed" | "voided";
             last_error: string | null;
             attempts: number;
             synced_at: string | null;
@@ -23629,7 +23629,7 @@ export interface operations {
                 /** @description The connection id (query). */
                 connection_id?: string;
                 /** @description The status (query). */
-                status?: "pending" | "synced" | "failed";
+                status?: "pending" | "synced" | "failed" | "voided";
                 /** @description The record type (query). */
                 record_type?: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
                 /** @description 1..1000, default 50; larger values are capped */

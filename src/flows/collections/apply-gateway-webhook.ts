@@ -161,10 +161,15 @@ async function applyPaymentEvent(ctx: Ctx, received: Received, event: GatewayWeb
   await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
 }
 
-/** Refund succeeded/failed settles the pending refund with that gateway id. */
+/**
+ * Refund succeeded/failed settles the pending refund with that gateway id. A failure reported for
+ * a refund the gateway had already paid (Stripe moves a succeeded refund to failed when the card
+ * turned out closed) fails it after all: the same reversal as any failed refund (decision 0860).
+ */
 async function applyRefundEvent(ctx: Ctx, event: GatewayWebhookEvent): Promise<void> {
   const refund = event.gatewayRefundId ? await refundByGatewayId(ctx.tx, ctx.tenantId, event.gatewayRefundId) : undefined;
-  if (!refund || refund.status !== 'pending') return;
+  if (!refund) return;
+  if (refund.status !== 'pending' && !(refund.status === 'succeeded' && event.type === 'refund.failed')) return;
   await recordRefundOutcome(
     ctx,
     refund.id,

@@ -259,7 +259,8 @@ export async function refundOnCreditNoteDecision(ctx: Ctx, event: EventPayload):
 }
 
 /**
- * Applies the gateway's answer to a pending refund (the job's commit, or an inbound webhook's).
+ * Applies the gateway's answer to a pending refund (the job's commit, or an inbound webhook's), or
+ * a failure the gateway reports for a refund it had paid (decision 0860).
  * Succeeded: refund_status processed (a note the refund issued), refund.succeeded. Failed: the
  * refund entry is reversed (Dr gateway clearing, Cr customer credit per note), the notes' credit
  * becomes spendable again (a note the refund issued: refund_status refund_failed, its whole amount;

@@ -3,12 +3,13 @@ import type { ReadCtx } from '../../platform/context.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { RetryJobAt, type JobHandler, type JobEnv } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
-import { sourcesOfRefunds, succeededRefundRows } from '../collections/index.js';
+import { failedRefundRowsAmong, sourcesOfRefunds, succeededRefundRows, type RefundRow } from '../collections/index.js';
 import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
 import {
+  bookedRefundRecords,
   findConnection,
   markCreateStarted,
   purgeOAuthStates,
@@ -23,7 +24,7 @@ import {
 } from './accounting.repository.js';
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
-import type { SyncRecordType, TaxMapping } from './accounting.tables.js';
+import type { SyncRecordStatus, SyncRecordType, TaxMapping } from './accounting.tables.js';
 import { INDIA_TIME, localDate, zoneOf } from './dates.js';
 import { ProviderError } from './providers/http.js';
 import { adapters } from './providers/index.js';
@@ -208,6 +209,7 @@ class SyncPass {
         await this.pushAll('payment_tds', tds);
       },
     );
+    const held: SyncDoc[] = [];
     await this.pages(
       (page) => listCreditNotes(this.ctx, {}, page).then((r) => ({ items: r.notes, total: r.total })),
       async (batch: CreditNote[]) => {
@@ -231,8 +233,12 @@ class SyncPass {
           };
           this.notes.set(n.id, doc);
           // QuickBooks books a refund note with its refund, as one RefundReceipt; only a note
-          // whose refund failed (spendable credit again) is a CreditMemo of its own.
-          if (this.adapter.refundAs === 'receipt' && n.type === 'refund' && n.refund_status !== 'refund_failed') continue;
+          // whose refund failed (spendable credit again) is a CreditMemo of its own — pushed once
+          // a RefundReceipt booked for it is deleted, never beside it (income reversed twice).
+          if (this.adapter.refundAs === 'receipt' && n.type === 'refund') {
+            if (n.refund_status === 'refund_failed') held.push({ type: 'credit_note', doc });
+            continue;
+          }
           items.push({ type: 'credit_note', doc });
         }
         await this.pushAll('credit_note', items);
@@ -241,37 +247,111 @@ class SyncPass {
     // Refunds that went through (the money left): pending ones wait, failed ones are credit.
     for (let after: { created_at: Date; id: string } | null = null; ;) {
       const rows = await succeededRefundRows(this.env.db, this.connection.tenant_id, after, PAGE.limit);
-      // A refund that paid out notes' balances (it issued none) books against those notes.
-      const sources = await sourcesOfRefunds(
-        this.env.db,
-        this.connection.tenant_id,
-        rows.filter((r) => !r.issued_credit_note).map((r) => r.id),
+      const docs = await this.refundDocs(rows);
+      await this.pushAll(
+        'refund',
+        docs.map((doc) => ({ type: 'refund' as const, doc })),
       );
-      const items: SyncDoc[] = [];
-      for (const r of rows) {
-        // An advance's refund pays back a receipt, not a credit note: it is not synced as a refund.
-        const note = r.credit_note_id ? this.notes.get(r.credit_note_id) : undefined;
-        if (!note) continue; // a refund note is issued with its refund; not met only if unnumbered
-        const paysOut = sources
-          .filter((x) => x.refund_id === r.id)
-          .map((x) => ({ credit_note_id: x.credit_note_id, external_id: this.external.get(`credit_note:${x.credit_note_id}`) ?? '', amount: x.amount }));
-        const doc: RefundDoc = {
-          id: r.id,
-          customer_external_id: note.customer_external_id,
-          credit_note_external_id: this.external.get(`credit_note:${r.credit_note_id}`) ?? '',
-          date: day((r.paid_at ?? r.updated_at).toISOString(), r.invoice_id ? this.invoiceZones.get(r.invoice_id) : undefined)!,
-          currency: r.currency,
-          amount: r.amount,
-          reference: r.gateway_refund_id ?? r.id,
-          note,
-          ...(paysOut.length > 0 ? { pays_out: paysOut } : {}),
-        };
-        items.push({ type: 'refund', doc });
-      }
-      await this.pushAll('refund', items);
-      if (rows.length < PAGE.limit) return;
+      if (rows.length < PAGE.limit) break;
       const last = rows[rows.length - 1]!;
       after = { created_at: last.created_at, id: last.id };
+    }
+    const stillBooked = await this.voidFailedRefunds();
+    await this.pushAll(
+      'credit_note',
+      held.filter((item) => !stillBooked.has(item.doc.id)),
+    );
+  }
+
+  /** The refunds as the provider books them; a refund whose note was not met (unnumbered, or an advance's) is left out. */
+  private async refundDocs(rows: RefundRow[]): Promise<RefundDoc[]> {
+    // A refund that paid out notes' balances (it issued none) books against those notes.
+    const sources = await sourcesOfRefunds(
+      this.env.db,
+      this.connection.tenant_id,
+      rows.filter((r) => !r.issued_credit_note).map((r) => r.id),
+    );
+    const docs: RefundDoc[] = [];
+    for (const r of rows) {
+      // An advance's refund pays back a receipt, not a credit note: it is not synced as a refund.
+      const note = r.credit_note_id ? this.notes.get(r.credit_note_id) : undefined;
+      if (!note) continue; // a refund note is issued with its refund; not met only if unnumbered
+      const paysOut = sources
+        .filter((x) => x.refund_id === r.id)
+        .map((x) => ({ credit_note_id: x.credit_note_id, external_id: this.external.get(`credit_note:${x.credit_note_id}`) ?? '', amount: x.amount }));
+      docs.push({
+        id: r.id,
+        customer_external_id: note.customer_external_id,
+        credit_note_external_id: this.external.get(`credit_note:${r.credit_note_id}`) ?? '',
+        date: day((r.paid_at ?? r.updated_at).toISOString(), r.invoice_id ? this.invoiceZones.get(r.invoice_id) : undefined)!,
+        currency: r.currency,
+        amount: r.amount,
+        reference: r.gateway_refund_id ?? r.id,
+        note,
+        ...(paysOut.length > 0 ? { pays_out: paysOut } : {}),
+      });
+    }
+    return docs;
+  }
+
+  /**
+   * Refunds booked at the provider that failed since (the gateway took a paid refund back): their
+   * documents are deleted there (decision 0860), so the books hold the notes' credit as Kosh does,
+   * not money that never reached the customer. A refund that failed before it was booked is never
+   * listed for a push, so it is never created.
+   */
+  private async voidFailedRefunds(): Promise<Set<string>> {
+    /** The notes of failed refunds whose document the provider still holds (it refused the delete). */
+    const stillBooked = new Set<string>();
+    for (let after: string | null = null; ;) {
+      const records = await bookedRefundRecords(this.env.db, this.connection.tenant_id, this.connection.id, after, PAGE.limit);
+      const failed = await failedRefundRowsAmong(
+        this.env.db,
+        this.connection.tenant_id,
+        records.map((r) => r.record_id),
+      );
+      const docs = new Map((await this.refundDocs(failed)).map((d) => [d.id, d]));
+      for (const record of records) {
+        const doc = docs.get(record.record_id);
+        if (doc && !(await this.voidOne(record, doc))) stillBooked.add(doc.note.id);
+      }
+      if (records.length < PAGE.limit) return stillBooked;
+      after = records[records.length - 1]!.record_id;
+    }
+  }
+
+  /** Deletes one failed refund's document at the provider; false when the provider refused. */
+  private async voidOne(known: SyncRecordRow, doc: RefundDoc): Promise<boolean> {
+    const now = this.env.clock.now();
+    const record = (status: SyncRecordStatus, ref: ExternalRef | null, error: string | null) =>
+      saveSyncRecord(this.env.db, {
+        ...known,
+        external_id: ref?.external_id ?? null,
+        external_version: ref?.external_version ?? null,
+        status,
+        last_error: error,
+        create_started_at: status === 'voided' ? null : known.create_started_at,
+        updated_at: now,
+      });
+    let existing: ExternalRef | null = known.external_id ? { external_id: known.external_id, external_version: known.external_version } : null;
+    try {
+      // A create whose outcome was never recorded (Zoho Books): find what it made, if anything.
+      if (!existing && this.adapter.findExisting) existing = await this.adapter.findExisting(this.session, { type: 'refund', doc }, this.refs);
+      if (existing) await this.adapter.voidRefund(this.session, doc, existing, idempotencyKey('refund_void', doc.id, existing.external_id));
+      await record('voided', existing, null);
+      this.counts.synced += 1;
+      return true;
+    } catch (error) {
+      const message = `${this.connection.provider}: ${(error as Error).message}`.slice(0, 2000);
+      if (error instanceof ProviderError && (error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'unauthorized')) {
+        // Transient: the record waits as it was (its document still booked) for the next attempt.
+        await record(known.status, existing, message);
+        throw error;
+      }
+      // The provider refused to delete it: the refund stays booked there; the next run tries again.
+      await record('failed', existing, message);
+      this.counts.failed += 1;
+      return false;
     }
   }
 

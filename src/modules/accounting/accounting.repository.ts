@@ -157,6 +157,24 @@ export async function syncRecordsOf(tx: Tx, tenantId: string, connectionId: stri
     .execute();
 }
 
+/**
+ * A connection's refund records that may hold a document at the provider (an id recorded, or a
+ * create started whose outcome was never recorded), not voided yet: a page after `after` (record
+ * id order). The sync voids those whose refund failed (decision 0860).
+ */
+export async function bookedRefundRecords(tx: Tx, tenantId: string, connectionId: string, after: string | null, limit: number): Promise<SyncRecordRow[]> {
+  let query = tx
+    .selectFrom('accounting_sync_records')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('connection_id', '=', connectionId)
+    .where('record_type', '=', 'refund')
+    .where('status', '!=', 'voided')
+    .where((eb) => eb.or([eb('external_id', 'is not', null), eb('create_started_at', 'is not', null)]));
+  if (after) query = query.where('record_id', '>', after);
+  return query.orderBy('record_id').limit(limit).execute();
+}
+
 /** Writes a record's outcome (insert or update on the natural key). */
 export async function saveSyncRecord(tx: Tx, row: Insertable<AccountingSyncRecordsTable>): Promise<void> {
   await tx

@@ -86,7 +86,7 @@ export type SyncRun = z.infer<typeof syncRunSchema>;
 
 export const syncStatusQuery = z.object({
   connection_id: z.uuid().optional(),
-  status: z.enum(['pending', 'synced', 'failed']).optional(),
+  status: z.enum(['pending', 'synced', 'failed', 'voided']).optional(),
   record_type: z.enum(recordTypes).optional(),
 });
 
@@ -98,7 +98,7 @@ export const syncRecordSchema = z
     record_type: z.enum(recordTypes),
     record_id: z.uuid(),
     external_id: z.string().nullable(),
-    status: z.enum(['pending', 'synced', 'failed']),
+    status: z.enum(['pending', 'synced', 'failed', 'voided']),
     last_error: z.string().nullable(),
     attempts: z.int(),
     synced_at: fields.timestamp().nullable(),

@@ -3,7 +3,7 @@ import type { Json, Timestamp } from '../../platform/db/schema.js';
 export type AccountingProvider = 'quickbooks' | 'xero' | 'zoho_books';
 export type ConnectionStatus = 'active' | 'reconnect_required' | 'error';
 export type SyncRecordType = 'customer' | 'invoice' | 'payment' | 'payment_tds' | 'credit_note' | 'refund';
-export type SyncRecordStatus = 'pending' | 'synced' | 'failed';
+export type SyncRecordStatus = 'pending' | 'synced' | 'failed' | 'voided';
 export type SyncRunStatus = 'queued' | 'running' | 'rate_limited' | 'succeeded' | 'failed' | 'paused';
 
 /** Tenant-configurable mapping of Kosh's GST classes and accounts to the provider's codes. */

@@ -388,6 +388,12 @@ export async function succeededRefundRows(tx: Tx, tenantId: string, after: { cre
   return query.orderBy('created_at').orderBy('id').limit(limit).execute();
 }
 
+/** Which of these refunds failed (the accounting sync undoes those it had booked, decision 0860). */
+export async function failedRefundRowsAmong(tx: Tx, tenantId: string, ids: string[]): Promise<RefundRow[]> {
+  if (ids.length === 0) return [];
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).where('status', '=', 'failed').orderBy('id').execute();
+}
+
 /** The refund that issued this note (a refund note waiting for approval is decided with it). */
 export async function refundOfCreditNote(tx: WriteTx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
   return tx

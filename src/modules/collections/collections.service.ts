@@ -322,6 +322,7 @@ export {
   insertRefundSources,
   sourcesOfRefunds,
   succeededRefundRows,
+  failedRefundRowsAmong,
   refundOfCreditNote,
   finishRefund,
   findConnectionById,

@@ -9,9 +9,10 @@ describe('the collections state tables', () => {
     expect(statusesBefore(attemptTransitions, 'pending')).toEqual(['pending']);
   });
 
-  it('refunds: only pending moves; succeeded and failed are final', () => {
-    expect(finalStatuses(refundTransitions, ['pending', 'succeeded', 'failed'])).toEqual(['succeeded', 'failed']);
-    expect(statusesBefore(refundTransitions, 'failed')).toEqual(['pending']);
+  it('refunds: pending moves; a succeeded refund can only fail later (the gateway took it back); failed is final', () => {
+    expect(finalStatuses(refundTransitions, ['pending', 'succeeded', 'failed'])).toEqual(['failed']);
+    expect(statusesBefore(refundTransitions, 'failed')).toEqual(['pending', 'succeeded']);
+    expect(statusesBefore(refundTransitions, 'succeeded')).toEqual(['pending']);
   });
 
   it('checkout sessions: an open session completes or expires, once', () => {

@@ -30,13 +30,16 @@ export const attemptTransitions = {
  *      │ ────fail (the gateway refused it)──> failed
  *      │ ────mark_failed (an offline refund that will not be paid)──> failed
  *      └──── record (the gateway's refund id noted; its answer still to come) ──> pending
- * succeeded and failed are final.
+ *   succeeded ──fail_after_success (the gateway reports a refund it had paid as failed: the card
+ *               was closed, the bank sent the money back; docs/decisions/0860)──> failed
+ * failed is final.
  */
 export const refundTransitions = {
   succeed: { from: ['pending'], to: 'succeeded' },
   mark_paid: { from: ['pending'], to: 'succeeded' },
   fail: { from: ['pending'], to: 'failed' },
   mark_failed: { from: ['pending'], to: 'failed' },
+  fail_after_success: { from: ['succeeded'], to: 'failed' },
   record: { from: ['pending'], to: 'pending' },
 } as const satisfies Transitions<RefundStatus>;
 

@@ -119,6 +119,7 @@ export {
   insertRefundSources,
   sourcesOfRefunds,
   succeededRefundRows,
+  failedRefundRowsAmong,
   refundOfCreditNote,
   finishRefund,
   findConnectionById,

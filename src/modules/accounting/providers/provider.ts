@@ -175,6 +175,15 @@ export interface AccountingAdapter {
    * `idempotencyKey` is stable for one version of one record.
    */
   push(session: ProviderSession, item: SyncDoc, refs: ResolvedRefs, existing: ExternalRef | null, idempotencyKey: string): Promise<ExternalRef>;
+  /**
+   * Takes back a refund `push` booked (`existing`) whose money never reached the customer after all
+   * (the gateway failed it later, decision 0860): QuickBooks deletes the RefundReceipt (or the
+   * Payment and Expense of a payout of credit memos), Xero deletes the payments on the credit
+   * notes, Zoho Books deletes the credit-note refunds. The notes stay, their credit spendable
+   * again. A document already gone counts as done, so a retry after a lost answer is harmless;
+   * `idempotencyKey` is stable for the refund.
+   */
+  voidRefund(session: ProviderSession, doc: RefundDoc, existing: ExternalRef, idempotencyKey: string): Promise<void>;
 }
 
 /** The mapping key of a line: `intra_state:18`, `inter_state:18`, `export:0`, or `none:0`. */

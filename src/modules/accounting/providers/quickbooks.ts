@@ -235,6 +235,70 @@ async function payOutCreditMemos(session: ProviderSession, r: RefundDoc, refs: R
   return { external_id: payment.Id, external_version: payment.SyncToken ?? null };
 }
 
+/** QuickBooks' fault for an object that does not exist (or was deleted): what a repeated delete answers. */
+const OBJECT_NOT_FOUND = '610';
+
+const gone = (error: unknown) => error instanceof ProviderError && (error.code === OBJECT_NOT_FOUND || error.kind === 'not_found');
+
+/**
+ * Deletes one transaction (`POST /{entity}?operation=delete` with its Id and current SyncToken, as
+ * the RefundReceipt, Payment and Purchase references document it; a RefundReceipt has no void
+ * operation in the API). A stale SyncToken (5010) is read again once; a transaction already gone
+ * (610) is done.
+ */
+async function deleteTransaction(session: ProviderSession, path: string, key: string, id: string, syncToken: string | null, requestId: string): Promise<void> {
+  const send = (token: string) =>
+    callProvider(
+      companyUrl(session, path, { operation: 'delete', requestid: requestId }),
+      { method: 'POST', headers: { ...bearer(session.accessToken), 'content-type': 'application/json' }, body: JSON.stringify({ Id: id, SyncToken: token }) },
+      describeFault,
+      session.nowMs,
+    );
+  try {
+    await send(syncToken ?? '0');
+  } catch (error) {
+    if (gone(error)) return;
+    if (!(error instanceof ProviderError && error.code === '5010')) throw error;
+    let current: { SyncToken?: string } | undefined;
+    try {
+      const res = await callProvider(
+        companyUrl(session, `${path}/${encodeURIComponent(id)}`),
+        { headers: bearer(session.accessToken) },
+        describeFault,
+        session.nowMs,
+      );
+      current = (res.body as Record<string, { SyncToken?: string } | undefined>)[key];
+    } catch (readError) {
+      if (gone(readError)) return;
+      throw readError;
+    }
+    try {
+      await send(current?.SyncToken ?? '0');
+    } catch (retryError) {
+      if (!gone(retryError)) throw retryError;
+    }
+  }
+}
+
+/**
+ * Takes back a payout of credit memos (decision 0530): the Payment that set the Expense against
+ * the memos, then the Expense itself, found by its DocNumber (the refund's reference) and payee so
+ * a retry that finds the Payment already deleted still finds the Expense. The memos' credit is
+ * then open again, as it is in Kosh.
+ */
+async function undoCreditMemoPayout(session: ProviderSession, r: RefundDoc, existing: ExternalRef, idempotencyKey: string): Promise<void> {
+  const docNumber = r.reference.slice(0, 21).replace(/'/g, "\\'");
+  const found = ((await query(session, `select * from Purchase where DocNumber = '${docNumber}'`)).Purchase ?? []) as {
+    Id: string;
+    SyncToken?: string;
+    EntityRef?: { value?: string };
+  }[];
+  const expenses = found.filter((p) => p.EntityRef?.value === r.customer_external_id);
+  await deleteTransaction(session, 'payment', 'Payment', existing.external_id, existing.external_version, derivedKey(idempotencyKey, 'void-payment'));
+  for (const expense of expenses)
+    await deleteTransaction(session, 'purchase', 'Purchase', expense.Id, expense.SyncToken ?? null, derivedKey(idempotencyKey, `void-expense-${expense.Id}`));
+}
+
 export const quickbooks: AccountingAdapter = {
   provider: 'quickbooks',
   scopes: 'com.intuit.quickbooks.accounting',
@@ -328,5 +392,10 @@ export const quickbooks: AccountingAdapter = {
       const token = (current.body as Record<string, { SyncToken?: string } | undefined>)[entity.key]?.SyncToken ?? null;
       return send(token);
     }
+  },
+
+  async voidRefund(session, doc, existing, idempotencyKey) {
+    if (doc.pays_out) return undoCreditMemoPayout(session, doc, existing, idempotencyKey);
+    await deleteTransaction(session, 'refundreceipt', 'RefundReceipt', existing.external_id, existing.external_version, derivedKey(idempotencyKey, 'void'));
   },
 };

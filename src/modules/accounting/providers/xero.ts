@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gstState } from '../../tax/index.js';
 import { majorUnits } from '../amounts.js';
 import { basicAuth, bearer, callProvider, ProviderError } from './http.js';
@@ -156,6 +157,35 @@ export function xeroRefundPayments(r: Extract<SyncDoc, { type: 'refund' }>['doc'
   }));
 }
 
+/**
+ * Deletes one payment (`POST /Payments/{PaymentID}` with `Status: DELETED`, the Payments
+ * reference's only change to a payment). Its Idempotency-Key replays a retried delete; a payment
+ * found DELETED when Xero refuses the change was deleted by an earlier attempt.
+ */
+async function deletePayment(session: ProviderSession, paymentId: string, idempotencyKey: string): Promise<void> {
+  const url = `${session.config.apiUrl}/Payments/${encodeURIComponent(paymentId)}`;
+  try {
+    await callProvider(
+      url,
+      { method: 'POST', headers: headers(session, idempotencyKey), body: JSON.stringify({ Status: 'DELETED' }) },
+      describeError,
+      session.nowMs,
+    );
+  } catch (error) {
+    if (!(error instanceof ProviderError && (error.kind === 'invalid' || error.kind === 'not_found'))) throw error;
+    if (error.kind === 'not_found') return;
+    const res = await callProvider(url, { headers: headers(session) }, describeError, session.nowMs);
+    const payment = ((res.body as { Payments?: { Status?: string }[] }).Payments ?? [])[0];
+    if (payment?.Status !== 'DELETED') throw error;
+  }
+}
+
+/** One key per payment of a refund, derived from the refund's. */
+function paymentKey(key: string, paymentId: string): string {
+  const h = createHash('sha256').update(`${key}:void:${paymentId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
 export const xero: AccountingAdapter = {
   provider: 'xero',
   scopes: 'openid offline_access accounting.transactions accounting.contacts accounting.settings.read',
@@ -219,5 +249,10 @@ export const xero: AccountingAdapter = {
     if (saved.length < records.length || ids.some((id) => !id)) throw new ProviderError('invalid', `Xero answered without ${c.id}`, res.status);
     // A refund of several notes is several payments: their ids, comma-separated, in the order of the notes.
     return { external_id: ids.join(','), external_version: saved[0]!.UpdatedDateUTC ?? null };
+  },
+
+  async voidRefund(session, _doc, existing, idempotencyKey) {
+    // The refund is a payment on each credit note it paid out of: deleting them gives the notes' credit back.
+    for (const paymentId of existing.external_id.split(',').filter(Boolean)) await deletePayment(session, paymentId, paymentKey(idempotencyKey, paymentId));
   },
 };

@@ -288,6 +288,27 @@ async function pushZohoRefundShares(session: ProviderSession, item: Extract<Sync
   return { external_id: made.map((m) => m.external_id).join(','), external_version: made[0]?.external_version ?? null };
 }
 
+/**
+ * Deletes Kosh's refunds of credit notes (`DELETE /creditnotes/{creditnote_id}/refunds/{creditnote_refund_id}`,
+ * the credit-note reference's "Delete credit note refund"): each refund id pairs with its note in
+ * the order the refund's shares were pushed. A refund already gone (404) is done; Zoho Books takes
+ * no idempotency key.
+ */
+async function deleteZohoRefunds(session: ProviderSession, r: Extract<SyncDoc, { type: 'refund' }>['doc'], existing: ExternalRef): Promise<void> {
+  const notes = r.pays_out && r.pays_out.length > 0 ? r.pays_out.map((n) => n.external_id) : [r.credit_note_external_id];
+  const ids = existing.external_id.split(',').filter(Boolean);
+  if (ids.length !== notes.length || notes.some((n) => !n))
+    throw new ProviderError('invalid', 'the refund’s credit notes at Zoho Books are not known: the refund cannot be deleted', 400);
+  for (const [i, id] of ids.entries()) {
+    const path = `${refundResource(notes[i]!).path}/${encodeURIComponent(id)}`;
+    try {
+      await callProvider(url(session, path), { method: 'DELETE', headers: headers(session.accessToken) }, describeError, session.nowMs);
+    } catch (error) {
+      if (!(error instanceof ProviderError && error.kind === 'not_found')) throw error;
+    }
+  }
+}
+
 export const zohoBooks: AccountingAdapter = {
   provider: 'zoho_books',
   scopes: 'ZohoBooks.contacts.ALL,ZohoBooks.invoices.ALL,ZohoBooks.customerpayments.ALL,ZohoBooks.creditnotes.ALL,ZohoBooks.settings.READ',
@@ -365,5 +386,9 @@ export const zohoBooks: AccountingAdapter = {
     const id = saved?.[r.id];
     if (!id) throw new ProviderError('invalid', `Zoho Books answered without ${r.key}.${r.id}`, res.status);
     return { external_id: id, external_version: saved.last_modified_time ?? null };
+  },
+
+  async voidRefund(session, doc, existing) {
+    await deleteZohoRefunds(session, doc, existing);
   },
 };
