@@ -104,3 +104,36 @@ describe('two apps in one process', () => {
     expect((await subscribed(b)).map((e) => e.url)).toEqual(['http://127.0.0.1:9/hooks']);
   });
 });
+
+describe('list counts of two apps in one process', () => {
+  let cached: TestKosh;
+  let uncached: TestKosh;
+  beforeAll(async () => {
+    cached = await startTestKosh();
+    // Started second, with counting on every request: its setting is its own database's.
+    uncached = await startTestKosh({ env: { KOSH_LIST_COUNT_CACHE_MS: '0' } });
+  });
+  afterAll(async () => {
+    await cached?.close();
+    await uncached?.close();
+  });
+
+  it("each keep their own count cache setting: counting on every request in one never turns the other's cache off", async () => {
+    const totals: number[] = [];
+    for (const app of [cached, uncached]) {
+      const tenant = await app.registerTenant();
+      const ids: string[] = [];
+      for (const n of [1, 2, 3]) {
+        const res = await tenant.http.POST('/v1/customers', { body: { email: `c${n}@customer.test`, name: `Customer ${n}` } });
+        ids.push(res.body.data.id);
+      }
+      // A page after a cursor that does not reach the end takes its total from the (cached) count.
+      const total = async () => (await tenant.http.GET('/v1/customers', { query: { limit: 1, starting_after: ids[2] } })).body.total_count;
+      expect(await total()).toBe(3);
+      // A row that leaves behind the app's back (no action, so no reset of the cache).
+      await app.database.db.deleteFrom('customers').where('tenant_id', '=', tenant.tenantId).where('id', '=', ids[0]!).execute();
+      totals.push(await total());
+    }
+    expect(totals, 'the first app still answers its cached count; the second counts again').toEqual([3, 2]);
+  });
+});
