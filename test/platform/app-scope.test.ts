@@ -5,6 +5,7 @@ import { paymentRetrier, registerPaymentRetrier } from '../../src/modules/dunnin
 import { findSubscribedEndpoints } from '../../src/modules/webhooks/webhooks.repository.js';
 import { allowSpeculation } from '../../src/platform/db/speculation.js';
 import { enqueueMail, onMailSent, registerAttachmentRenderer, type MailSpec } from '../../src/platform/mail/index.js';
+import { testGateway, testGatewayJournal } from '../../src/modules/collections/gateways/test.js';
 import { startTestKosh, type TestKosh } from '../support/harness.js';
 
 // Two apps in one process (as the tests run them): what one app registers, caches or counts is
@@ -45,6 +46,28 @@ describe('app scope', () => {
     expect(cacheB.get('hash', now)).toEqual(row);
     cacheA.close();
     cacheB.close();
+  });
+
+  it("keeps the in-memory test gateway's charges per app: one app's charge is unknown to the other's gateway", async () => {
+    const scopeA = new AppScope();
+    const scopeB = new AppScope();
+    const now = new Date('2026-04-01T00:00:00Z');
+    const call = (scope: AppScope) => ({ credentials: {}, baseUrl: 'memory:', timeoutMs: 1_000, now, scope });
+    const metadata = { tenant_id: 'ten_1', invoice_id: 'inv_1', attempt_id: 'att_1' };
+    const charged = await testGateway.charge(call(scopeA), {
+      idempotencyKey: 'kosh_att_1',
+      amount: 11_800,
+      currency: 'INR',
+      paymentMethod: { type: 'card', brand: 'visa', last4: '4242', reference: 'tok_visa', gatewayCustomerId: null, requiresPreDebitNotice: false },
+      customer: { id: 'cus_1', email: 'priya@example.in', name: 'Priya' },
+      description: 'INV-1',
+      metadata,
+    });
+    expect(charged.status).toBe('succeeded');
+    const lookup = { idempotencyKey: 'kosh_att_1', gatewayPaymentId: null, metadata };
+    expect(await testGateway.lookupCharge(call(scopeA), lookup)).toEqual(charged);
+    expect(await testGateway.lookupCharge(call(scopeB), lookup)).toEqual({ status: 'not_found' });
+    expect(testGatewayJournal(scopeB, 'memory:').allCharges()).toEqual([]);
   });
 });
 

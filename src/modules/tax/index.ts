@@ -23,7 +23,7 @@ export {
   classifyZeroRatedSupply,
   financialYear,
   gstDate,
-  gstnOfflineDate,
+  gstnOfflineDates,
   localDate,
   returnPeriodBounds,
   startOfLocalDay,
