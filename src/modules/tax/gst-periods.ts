@@ -25,6 +25,12 @@ export function localDate(instant: Date, timeZone: string): LocalDate {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
+/** `YYYY-MM-DD`: the calendar day of an instant in a time zone (the entity's), the one form every local-day comparison uses. */
+export function localDay(instant: Date, timeZone: string): string {
+  const d = localDate(instant, timeZone);
+  return `${String(d.year).padStart(4, '0')}-${pad(d.month)}-${pad(d.day)}`;
+}
+
 /** `dd/mm/yyyy`, the IRP's and GSTN's date format. */
 export function gstDate(instant: Date, timeZone: string): string {
   const d = localDate(instant, timeZone);

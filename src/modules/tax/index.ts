@@ -25,6 +25,7 @@ export {
   gstDate,
   gstnOfflineDates,
   localDate,
+  localDay,
   returnPeriodBounds,
   startOfLocalDay,
   type LocalDate,
