@@ -88,7 +88,14 @@ describe('module-level state', () => {
       '  let local = 1;', // not at module level
       "const key = scopeKey('x.y', () => new Map<string, number>());", // a key: the state is the app's
     ].join('\n');
-    expect(moduleStateIn([{ path: 'x.ts', text: sample }])).toEqual(['x.ts counter', 'x.ts current', 'x.ts cache', 'x.ts seen', 'x.ts inFlight', 'x.ts registry']);
+    expect(moduleStateIn([{ path: 'x.ts', text: sample }])).toEqual([
+      'x.ts counter',
+      'x.ts current',
+      'x.ts cache',
+      'x.ts seen',
+      'x.ts inFlight',
+      'x.ts registry',
+    ]);
   });
 
   it('has none in src/ beyond the allowed list: per-app state goes on AppScope (scopeKey)', () => {

@@ -83,9 +83,10 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) } })).finally(
-        () => membersChanged(request.params.id),
-      ),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) },
+      })).finally(() => membersChanged(request.params.id)),
   );
 
   app.get(
@@ -117,9 +118,10 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) } })).finally(
-        () => membersChanged(request.params.id),
-      ),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) },
+      })).finally(() => membersChanged(request.params.id)),
   );
 
   app.put(

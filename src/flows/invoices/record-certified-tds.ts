@@ -19,7 +19,6 @@ import { localDay } from '../../modules/tax/index.js';
 
 export type CertifiedTdsInput = { tds_amount: number; certificate_number?: string; section?: string; deducted_on?: string };
 
-
 /**
  * The day the customer deducted: as given, else `fallback` (the invoice's issue date, or the payment's
  * day) in the entity's zone — the customer credits the sum when it books the invoice, and

@@ -8,4 +8,3 @@ export const INDIA_TIME = 'Asia/Kolkata';
 export function zoneOf(supplier: { country_code?: string | null } | null | undefined): string {
   return !supplier || !supplier.country_code || supplier.country_code === 'IN' ? INDIA_TIME : 'UTC';
 }
-

@@ -28,7 +28,7 @@ describe('localDay', () => {
 });
 
 describe('gstnOfflineDates', () => {
-  it('formats dd-mm-yyyy in the zone, the memo being the formatter\'s own', () => {
+  it("formats dd-mm-yyyy in the zone, the memo being the formatter's own", () => {
     const kolkata = gstnOfflineDates('Asia/Kolkata');
     const utc = gstnOfflineDates('UTC');
     const at = new Date('2026-03-31T20:00:00Z');
