@@ -114,7 +114,7 @@ async function main() {
     logger: pino({ level: 'silent' }),
   });
   const db = database.db;
-  const journal = testGatewayJournal('memory:');
+  const journal = testGatewayJournal(kosh.deps.scope, 'memory:');
   try {
     // Warm-up, untimed (see bench:billing): another tenant's renewals and charges, then ANALYZE.
     const warm = await seed(db, 1_000, 100);

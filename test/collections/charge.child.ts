@@ -4,6 +4,7 @@
  * Usage: node --import tsx charge.child.ts charge <tenant> <invoice> <iso now> | resolve <iso now>
  */
 import { randomBytes } from 'node:crypto';
+import { AppScope } from '../../src/platform/app-scope.js';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createSecretBox } from '../../src/platform/secrets/secrets.js';
@@ -15,6 +16,8 @@ const env = {
   db: database.db,
   config: loadConfig({ KOSH_MODE: 'test', KOSH_TEST_GATEWAY_JOURNAL: process.env.KOSH_TEST_GATEWAY_JOURNAL }),
   secrets: createSecretBox(randomBytes(32)),
+  // This process's own state (the test gateway's journal is in the file either way).
+  scope: new AppScope(),
 };
 if (mode === 'charge') {
   const [tenantId, invoiceId, at] = args;

@@ -25,7 +25,7 @@ let t: TestKosh;
 let acme: Tenant;
 let entityId: string;
 let sink: MailSink;
-const journal = testGatewayJournal('memory:');
+let journal: ReturnType<typeof testGatewayJournal>;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -34,6 +34,7 @@ const DAY = 24 * HOUR;
 beforeAll(async () => {
   sink = await startMailSink();
   t = await startTestKosh({ env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in' } });
+  journal = testGatewayJournal(t.kosh.deps.scope, 'memory:');
   acme = await t.registerTenant({ gstin: gstinFor('29') });
   entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
 });

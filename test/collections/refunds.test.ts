@@ -10,10 +10,11 @@ import { testGatewayJournal } from '../../src/modules/collections/index.js';
  */
 let t: TestKosh;
 let acme: Tenant;
-const journal = testGatewayJournal('memory:');
+let journal: ReturnType<typeof testGatewayJournal>;
 
 beforeAll(async () => {
   t = await startTestKosh();
+  journal = testGatewayJournal(t.kosh.deps.scope, 'memory:');
   acme = await t.registerTenant({ gstin: gstinFor('29') });
 });
 afterAll(async () => {

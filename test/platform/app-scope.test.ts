@@ -5,6 +5,7 @@ import { paymentRetrier, registerPaymentRetrier } from '../../src/modules/dunnin
 import { findSubscribedEndpoints } from '../../src/modules/webhooks/webhooks.repository.js';
 import { allowSpeculation } from '../../src/platform/db/speculation.js';
 import { enqueueMail, onMailSent, registerAttachmentRenderer, type MailSpec } from '../../src/platform/mail/index.js';
+import { testGateway, testGatewayJournal } from '../../src/modules/collections/gateways/test.js';
 import { startTestKosh, type TestKosh } from '../support/harness.js';
 
 // Two apps in one process (as the tests run them): what one app registers, caches or counts is
@@ -45,6 +46,28 @@ describe('app scope', () => {
     expect(cacheB.get('hash', now)).toEqual(row);
     cacheA.close();
     cacheB.close();
+  });
+
+  it("keeps the in-memory test gateway's charges per app: one app's charge is unknown to the other's gateway", async () => {
+    const scopeA = new AppScope();
+    const scopeB = new AppScope();
+    const now = new Date('2026-04-01T00:00:00Z');
+    const call = (scope: AppScope) => ({ credentials: {}, baseUrl: 'memory:', timeoutMs: 1_000, now, scope });
+    const metadata = { tenant_id: 'ten_1', invoice_id: 'inv_1', attempt_id: 'att_1' };
+    const charged = await testGateway.charge(call(scopeA), {
+      idempotencyKey: 'kosh_att_1',
+      amount: 11_800,
+      currency: 'INR',
+      paymentMethod: { type: 'card', brand: 'visa', last4: '4242', reference: 'tok_visa', gatewayCustomerId: null, requiresPreDebitNotice: false },
+      customer: { id: 'cus_1', email: 'priya@example.in', name: 'Priya' },
+      description: 'INV-1',
+      metadata,
+    });
+    expect(charged.status).toBe('succeeded');
+    const lookup = { idempotencyKey: 'kosh_att_1', gatewayPaymentId: null, metadata };
+    expect(await testGateway.lookupCharge(call(scopeA), lookup)).toEqual(charged);
+    expect(await testGateway.lookupCharge(call(scopeB), lookup)).toEqual({ status: 'not_found' });
+    expect(testGatewayJournal(scopeB, 'memory:').allCharges()).toEqual([]);
   });
 });
 
@@ -102,5 +125,38 @@ describe('two apps in one process', () => {
     expect(await subscribed(a)).toEqual([]);
     // App b never saw "none" for the tenant: it reads, and finds the endpoint.
     expect((await subscribed(b)).map((e) => e.url)).toEqual(['http://127.0.0.1:9/hooks']);
+  });
+});
+
+describe('list counts of two apps in one process', () => {
+  let cached: TestKosh;
+  let uncached: TestKosh;
+  beforeAll(async () => {
+    cached = await startTestKosh();
+    // Started second, with counting on every request: its setting is its own database's.
+    uncached = await startTestKosh({ env: { KOSH_LIST_COUNT_CACHE_MS: '0' } });
+  });
+  afterAll(async () => {
+    await cached?.close();
+    await uncached?.close();
+  });
+
+  it("each keep their own count cache setting: counting on every request in one never turns the other's cache off", async () => {
+    const totals: number[] = [];
+    for (const app of [cached, uncached]) {
+      const tenant = await app.registerTenant();
+      const ids: string[] = [];
+      for (const n of [1, 2, 3]) {
+        const res = await tenant.http.POST('/v1/customers', { body: { email: `c${n}@customer.test`, name: `Customer ${n}` } });
+        ids.push(res.body.data.id);
+      }
+      // A page after a cursor that does not reach the end takes its total from the (cached) count.
+      const total = async () => (await tenant.http.GET('/v1/customers', { query: { limit: 1, starting_after: ids[2] } })).body.total_count;
+      expect(await total()).toBe(3);
+      // A row that leaves behind the app's back (no action, so no reset of the cache).
+      await app.database.db.deleteFrom('customers').where('tenant_id', '=', tenant.tenantId).where('id', '=', ids[0]!).execute();
+      totals.push(await total());
+    }
+    expect(totals, 'the first app still answers its cached count; the second counts again').toEqual([3, 2]);
   });
 });

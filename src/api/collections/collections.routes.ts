@@ -61,7 +61,7 @@ const whole = <T>(items: T[]) => listResponse(items, items.length, { limit: Math
 
 /** Collections (DESIGN §11): gateway connections, payment methods, paying invoices, checkout, refunds, inbound gateway webhooks. */
 export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
-  const env: CollectionsEnv = { db: deps.db, config: deps.config, secrets: deps.secrets };
+  const env: CollectionsEnv = { db: deps.db, config: deps.config, secrets: deps.secrets, scope: deps.scope };
 
   // ---- Gateway connections -----------------------------------------------------------------
   app.post(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
+import { countsChanged } from '../../platform/db/paginate.js';
 import { jsonOrCsv, sendCsv, wantsCsv } from '../../platform/http/csv.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -31,6 +32,8 @@ import {
 const tags = ['organizations'];
 
 export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
+  // The member list is paginated by organization, which runAction's per-tenant reset does not reach.
+  const membersChanged = (organizationId: string) => countsChanged(deps.db, organizationId);
   app.post(
     '/v1/organizations',
     {
@@ -80,7 +83,10 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) },
+      })).finally(() => membersChanged(request.params.id)),
   );
 
   app.get(
@@ -112,7 +118,10 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) },
+      })).finally(() => membersChanged(request.params.id)),
   );
 
   app.put(

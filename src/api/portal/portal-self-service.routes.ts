@@ -71,7 +71,7 @@ type CancelInput = { reason?: z.infer<typeof portalCancelBody>['reason']; feedba
  */
 export function selfService(kit: PortalKit) {
   const { deps } = kit;
-  const collections = { db: deps.db, config: deps.config, secrets: deps.secrets };
+  const collections = { db: deps.db, config: deps.config, secrets: deps.secrets, scope: deps.scope };
   const allowed = async (s: PortalSession) => portalPermissions(kit.ctxOf(s));
   /** When a previewed change would happen: the customer's test clock's time when it lives on one. */
   const at = (s: PortalSession, subscriptionId: string) => subscriptionInstant(deps.db, s.tenantId, kit.now(), subscriptionId);

@@ -21,7 +21,7 @@ const MAX_MANDATE_RUPEES = 1_000_000;
 
 /** What the tenant's Razorpay and Stripe connections can save on their hosted pages. */
 export async function setupOptionsOf(kit: PortalKit, s: PortalSession): Promise<SetupOption[]> {
-  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets };
+  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets, scope: kit.deps.scope };
   const providers = new Set((await listConnections(kit.ctxOf(s), env)).map((c) => c.provider));
   const options: SetupOption[] = [];
   if (providers.has('razorpay')) options.push({ provider: 'razorpay', method: 'upi_mandate' }, { provider: 'razorpay', method: 'card' });
@@ -38,7 +38,7 @@ export async function setupOptionsOf(kit: PortalKit, s: PortalSession): Promise<
  */
 export function registerSetupPages(portal: FastifyInstance, pages: SetupPages): void {
   const { kit, formField } = pages;
-  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets };
+  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets, scope: kit.deps.scope };
   const idOf = (request: FastifyRequest) => String((request.params as { setup_id?: unknown }).setup_id ?? '');
   const refused = async (reply: FastifyReply, s: PortalSession, error: unknown) => {
     if (isKoshError(error) && error.status < 500) return pages.sendPage(reply, error.status, await pages.dashboard(s, { error: pages.message(error.message) }));
@@ -117,7 +117,7 @@ async function setupRequestOf(kit: PortalKit, s: PortalSession, options: SetupOp
   const option = options.find((o) => o.provider === provider && o.method === method);
   if (!option) throw errors.invalidField('option', 'choose one of the offered payment methods');
   if (field('consent') !== 'yes') throw errors.invalidField('consent', 'tick the authorisation to save a payment method for future invoices');
-  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets };
+  const env = { db: kit.deps.db, config: kit.deps.config, secrets: kit.deps.secrets, scope: kit.deps.scope };
   const connection = (await listConnections(kit.ctxOf(s), env)).find((c) => c.provider === option.provider);
   const currency = option.provider === 'razorpay' ? 'INR' : (connection?.currencies[0] ?? 'USD');
   if (option.provider === 'stripe') {

@@ -473,7 +473,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         throw error;
       }
     };
-    const collections = { db: deps.db, config: deps.config, secrets: deps.secrets };
+    const collections = { db: deps.db, config: deps.config, secrets: deps.secrets, scope: deps.scope };
     portal.post('/portal/payment-methods', { schema: { hide: true } }, (request, reply) =>
       paymentMethodForm(request, reply, async (s) => {
         const prepared = await preparePaymentMethod(ctxOf(s), collections, s.customerId, (formField(request, 'token') ?? '').slice(0, 200));

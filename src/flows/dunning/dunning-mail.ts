@@ -93,7 +93,12 @@ export function stillOwed<I extends Pick<InvoiceFacts, 'status' | 'amount_due'>>
  * could not be made leaves that one mail without a link (the action says why); a mail that cannot
  * be queued (say, a step subject the outbox refuses) fails that one action; the others go on.
  */
-async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>, read: ReadCtx, emails: DunningEmail[], context: MailContext): Promise<void> {
+async function sendChunk(
+  env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock' | 'scope'>,
+  read: ReadCtx,
+  emails: DunningEmail[],
+  context: MailContext,
+): Promise<void> {
   const { tenantId, now } = read;
   // A rerun reads and asks nothing for the mails an earlier run sent (the transaction below checks again, under lock).
   const stillWaiting = await lockAwaitingActions(
@@ -192,7 +197,7 @@ async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'
   });
 }
 
-export async function sendDunningEmails(job: Job, env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>): Promise<void> {
+export async function sendDunningEmails(job: Job, env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock' | 'scope'>): Promise<void> {
   const payload = job.payload as DunningEmailPayload;
   const tenantId = job.tenant_id;
   if (!tenantId || ('sent' in payload && payload.sent)) return;

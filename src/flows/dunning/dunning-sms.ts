@@ -42,7 +42,7 @@ export function dunningSmsJob(tenantId: string, sms: DunningSms): JobSpec {
   return { kind: DUNNING_SMS_JOB, tenantId, payload: sms, maxAttempts: SMS_MAX_ATTEMPTS };
 }
 
-type SmsEnv = Pick<JobEnv, 'db' | 'secrets' | 'config' | 'clock'>;
+type SmsEnv = Pick<JobEnv, 'db' | 'secrets' | 'config' | 'clock' | 'scope'>;
 
 /**
  * The pay link of one message, made once: null when no checkout could be made (the note says

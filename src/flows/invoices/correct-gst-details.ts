@@ -3,7 +3,7 @@ import { errors } from '../../platform/errors.js';
 import { getEntity } from '../../modules/entities/index.js';
 import { b2clLimitPaise } from '../../modules/gst-returns/index.js';
 import { correctGstParticulars, getInvoiceRow, type CorrectGstDetailsBody, type InvoiceRow } from '../../modules/invoices/index.js';
-import { localDate } from '../../modules/tax/index.js';
+import { localDay } from '../../modules/tax/index.js';
 
 const changesSupply = (problem: string) =>
   errors.conflict(`the correction would change the supply: ${problem}; issue a credit note and a new invoice`, 'gst_correction_changes_supply');
@@ -42,8 +42,7 @@ export async function correctGstDetails(ctx: Ctx, id: string, body: CorrectGstDe
   if (body.shipping_bill !== undefined) {
     if (invoice.tax_type !== 'export')
       throw changesSupply(`the invoice is ${invoice.tax_type || 'outside GST'}, not an export: only exports have a shipping bill`);
-    const d = localDate(invoice.issued_at, (await getEntity(ctx, invoice.entity_id)).time_zone);
-    const issued = `${d.year}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
+    const issued = localDay(invoice.issued_at, (await getEntity(ctx, invoice.entity_id)).time_zone);
     // The offline tool refuses a shipping bill dated before its invoice.
     if (body.shipping_bill.date < issued) throw errors.invalidField('shipping_bill.date', `must not be before the invoice's date (${issued})`);
   }

@@ -15,11 +15,9 @@ import {
   type TdsCodeEntry,
 } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
-import { localDate } from '../../modules/tax/index.js';
+import { localDay } from '../../modules/tax/index.js';
 
 export type CertifiedTdsInput = { tds_amount: number; certificate_number?: string; section?: string; deducted_on?: string };
-
-const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
  * The day the customer deducted: as given, else `fallback` (the invoice's issue date, or the payment's
@@ -27,12 +25,8 @@ const pad = (n: number) => String(n).padStart(2, '0');
  * s.393(1)(c) deducts at credit or payment, whichever is earlier (docs/decisions/0510).
  */
 export function deductionDay(given: string | undefined, fallback: Date, timeZone: string, now: Date): string {
-  const day = (instant: Date) => {
-    const d = localDate(instant, timeZone);
-    return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
-  };
-  if (given && given > day(now)) throw errors.invalidField('deducted_on', 'must not be after today');
-  return given ?? day(fallback);
+  if (given && given > localDay(now, timeZone)) throw errors.invalidField('deducted_on', 'must not be after today');
+  return given ?? localDay(fallback, timeZone);
 }
 
 /** The section or payment code as the table resolves it on the day of deduction; a wrong one is a 400 on `section`. */

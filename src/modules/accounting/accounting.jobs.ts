@@ -25,7 +25,8 @@ import {
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
 import type { SyncRecordStatus, SyncRecordType, TaxMapping } from './accounting.tables.js';
-import { INDIA_TIME, localDate, zoneOf } from './dates.js';
+import { INDIA_TIME, zoneOf } from './dates.js';
+import { localDay } from '../tax/index.js';
 import { ProviderError } from './providers/http.js';
 import { adapters } from './providers/index.js';
 import type {
@@ -51,7 +52,7 @@ const SYNC_BUSY_RETRY_MS = 30_000;
 const GST_RATES_BP = [0, 25, 300, 500, 1200, 1800, 2800, 4000];
 
 function day(iso: string | null, zone = INDIA_TIME): string | null {
-  return iso ? localDate(iso, zone) : null;
+  return iso ? localDay(new Date(iso), zone) : null;
 }
 
 /** A stable key per version of a record: providers' idempotency keys (QuickBooks requestid, Xero Idempotency-Key). */

@@ -15,7 +15,8 @@ import {
 } from '../../../test/support/accounting-sandbox.js';
 import { accessTokenFor } from './index.js';
 import { majorUnitsText } from './amounts.js';
-import { localDate, zoneOf } from './dates.js';
+import { zoneOf } from './dates.js';
+import { localDay } from '../tax/index.js';
 import { taxKey } from './providers/provider.js';
 import { customerMaster } from './tally.js';
 import type { Customer } from '../customers/index.js';
@@ -698,8 +699,8 @@ describe('accounting helpers', () => {
   ])('writes %i %s as %s', (minor, currency, text) => expect(majorUnitsText(minor, currency)).toBe(text));
 
   it('dates Indian documents in India time and others in UTC', () => {
-    expect(localDate('2026-03-31T20:00:00Z', zoneOf({ country_code: 'IN' }))).toBe('2026-04-01');
-    expect(localDate('2026-03-31T20:00:00Z', zoneOf({ country_code: 'US' }))).toBe('2026-03-31');
+    expect(localDay(new Date('2026-03-31T20:00:00Z'), zoneOf({ country_code: 'IN' }))).toBe('2026-04-01');
+    expect(localDay(new Date('2026-03-31T20:00:00Z'), zoneOf({ country_code: 'US' }))).toBe('2026-03-31');
   });
 
   it.each([

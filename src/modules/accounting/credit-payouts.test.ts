@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testGatewayJournal } from '../collections/index.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createInvoice, gstinFor } from '../../../test/support/billing.js';
 import {
@@ -19,7 +18,6 @@ let sandbox: AccountingSandbox;
 let t: TestKosh;
 let acme: Tenant;
 let connection: string;
-testGatewayJournal('memory:');
 
 async function syncAndDrain() {
   const res = await acme.api('POST', '/v1/accounting/sync', { connection_id: connection });

@@ -8,10 +8,3 @@ export const INDIA_TIME = 'Asia/Kolkata';
 export function zoneOf(supplier: { country_code?: string | null } | null | undefined): string {
   return !supplier || !supplier.country_code || supplier.country_code === 'IN' ? INDIA_TIME : 'UTC';
 }
-
-/** `YYYY-MM-DD` of an instant in a time zone. */
-export function localDate(iso: string, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(new Date(iso));
-  const part = (type: string) => parts.find((p) => p.type === type)!.value.padStart(2, '0');
-  return `${part('year')}-${part('month')}-${part('day')}`;
-}

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createInvoice, gstinFor } from '../../../test/support/billing.js';
 import { connectThroughBrowser, startAccountingSandbox, type AccountingSandbox, type RecordedRequest } from '../../../test/support/accounting-sandbox.js';
-import { testGatewayJournal } from '../collections/index.js';
 
 /**
  * A refund that pays out the balances of several credit notes (DESIGN §20) is pushed to Xero and
@@ -16,7 +15,6 @@ let refund: { id: string; amount: number; credit_notes: { credit_note_id: string
 let noteA: { id: string; number: string };
 let noteB: { id: string; number: string };
 const connections: Record<string, string> = {};
-testGatewayJournal('memory:');
 
 const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox.requests.slice(mark).filter(filter);
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -12,7 +12,7 @@ import {
   type Provider,
   type RecordedRequest,
 } from '../../../test/support/accounting-sandbox.js';
-import { signTestWebhook, TEST_SIGNATURE_HEADER, testGatewayJournal } from '../collections/index.js';
+import { signTestWebhook, TEST_SIGNATURE_HEADER } from '../collections/index.js';
 
 /**
  * A refund booked at an accounting provider that the gateway fails later (decision 0860): Kosh
@@ -26,7 +26,6 @@ let acme: Tenant;
 let gatewayConnection: string;
 const SECRET = 'whsec_late';
 const connections = {} as Record<Provider, string>;
-testGatewayJournal('memory:');
 
 const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox.requests.slice(mark).filter(filter);
 

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createInvoice, gstinFor } from '../../../test/support/billing.js';
 import { connectThroughBrowser, startAccountingSandbox, type AccountingSandbox, type RecordedRequest } from '../../../test/support/accounting-sandbox.js';
-import { testGatewayJournal } from '../collections/index.js';
 
 /**
  * Refunds of gateway payments in the books (decision 0160), and Zoho Books creates that survive a
@@ -16,7 +15,6 @@ let invoice: { id: string; number: string };
 let refund: { id: string; credit_note_id: string | null; amount: number };
 let noteNumber: string;
 const connections: Record<string, string> = {};
-testGatewayJournal('memory:');
 
 const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox.requests.slice(mark).filter(filter);
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any

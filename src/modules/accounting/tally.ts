@@ -5,9 +5,8 @@ import { customerStateCode, findCustomers, type Customer } from '../customers/in
 import { findEntity, findPrimaryEntity, type EntityRow } from '../entities/index.js';
 import { getInvoiceRows, type InvoiceRow } from '../invoices/index.js';
 import { ACCOUNT_NAMES, exportPage, type AccountCode, type ExportRow } from '../ledger/index.js';
-import { gstState, startOfLocalDay } from '../tax/index.js';
+import { gstState, localDay, startOfLocalDay } from '../tax/index.js';
 import { majorUnitsText } from './amounts.js';
-import { localDate } from './dates.js';
 
 /**
  * Tally XML for TallyPrime's import (Gateway of Tally → Import → Transactions, or a POST to its
@@ -94,7 +93,7 @@ function tag(name: string, value: string): string {
 
 /** A voucher's date: the entry's date in the entity's zone. */
 function tallyDate(iso: string, timeZone: string): string {
-  return localDate(iso, timeZone).replace(/-/g, '');
+  return localDay(new Date(iso), timeZone).replace(/-/g, '');
 }
 
 export function partyLedgerName(customer: Pick<Customer, 'name' | 'email'>): string {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { AppScope } from '../../platform/app-scope.js';
 import type { Config } from '../../platform/config.js';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -31,7 +32,7 @@ import {
 } from './collections.repository.js';
 
 /** What collections needs besides a transaction: configuration (mode, base URLs) and the secret box. */
-export type CollectionsEnv = { db: Kysely<DB>; config: Config; secrets: SecretBox };
+export type CollectionsEnv = { db: Kysely<DB>; config: Config; secrets: SecretBox; scope: AppScope };
 
 const aadOf = (tenantId: string, connectionId: string) => `tenant:${tenantId}:gateway:${connectionId}`;
 
@@ -149,7 +150,7 @@ export async function gatewayForToken(ctx: ReadCtx, env: CollectionsEnv, token: 
 }
 
 export function callContext(env: CollectionsEnv, resolved: ResolvedGateway, now: Date): GatewayCallContext {
-  return { credentials: resolved.credentials, baseUrl: resolved.gateway.baseUrl(env.config), timeoutMs: GATEWAY_TIMEOUT_MS, now };
+  return { credentials: resolved.credentials, baseUrl: resolved.gateway.baseUrl(env.config), timeoutMs: GATEWAY_TIMEOUT_MS, now, scope: env.scope };
 }
 
 // Payment methods

@@ -10,11 +10,12 @@ import { outsideUpiPeak, signTestWebhook, TEST_SIGNATURE_HEADER, testGatewayJour
 let t: TestKosh;
 let acme: Tenant;
 let sink: MailSink;
-const journal = testGatewayJournal('memory:');
+let journal: ReturnType<typeof testGatewayJournal>;
 
 beforeAll(async () => {
   sink = await startMailSink();
   t = await startTestKosh({ env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in' } });
+  journal = testGatewayJournal(t.kosh.deps.scope, 'memory:');
   acme = await t.registerTenant({ gstin: gstinFor('29') });
 });
 afterAll(async () => {

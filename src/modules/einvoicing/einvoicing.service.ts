@@ -12,7 +12,7 @@ import { findEntity, type EntityRow } from '../entities/index.js';
 import { getInvoice, type Invoice, type PartySnapshot } from '../invoices/index.js';
 import { classifyZeroRatedSupply, gstRateBasisPoints } from '../tax/index.js';
 import { lastReportableDay, reportDeadline } from './report-limit.js';
-import { localDate } from '../tax/index.js';
+import { localDay } from '../tax/index.js';
 import type { EinvoiceDocumentType, EinvoiceError } from './einvoicing.tables.js';
 import {
   einvoicesNearReportLimit,
@@ -558,11 +558,6 @@ export async function einvoicesDueForReport(ctx: ReadCtx, days: number): Promise
     due.push({ einvoice, document_number: doc?.DocDtls?.No ?? null, buyer_name: doc?.BuyerDtls?.LglNm ?? null, days_left: daysLeft });
   }
   return due;
-}
-
-function localDay(instant: Date, zone: string): string {
-  const d = localDate(instant, zone);
-  return `${d.year}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
 }
 
 /** Whole days from one YYYY-MM-DD to another. */

@@ -1,4 +1,4 @@
-import { localDate, startOfLocalDay } from '../tax/index.js';
+import { localDate, localDay, startOfLocalDay } from '../tax/index.js';
 
 /**
  * The IRP's reporting limit (decision 0363; GSTN advisories of 13 September 2023 and 5 November
@@ -26,6 +26,5 @@ export function reportDeadline(documentDate: Date, aatoBand: string, timeZone: s
 
 /** The last reportable day (YYYY-MM-DD in the entity's zone) of a deadline. */
 export function lastReportableDay(deadline: Date, timeZone: string): string {
-  const d = localDate(new Date(deadline.getTime() - 1), timeZone);
-  return `${d.year}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
+  return localDay(new Date(deadline.getTime() - 1), timeZone);
 }

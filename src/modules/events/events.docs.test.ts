@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from './events.catalog.js';
 
 /**
- * docs/events.md must tell the truth. Test files run in separate processes, so the runtime set of
- * emitted types (platform `emittedTypes`) cannot see them all; instead this reads every
- * `emitEvent(ctx, '<type>', …)` call in src/ and compares it with the doc, both ways.
+ * docs/events.md must tell the truth. Test files run in separate processes, so no runtime record
+ * of emitted types could see them all; instead this reads every `emitEvent(ctx, '<type>', …)` call
+ * in src/ and compares it with the doc, both ways.
  */
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity } from '../entities/index.js';
-import { localDate, startOfLocalDay } from '../tax/index.js';
+import { localDay, startOfLocalDay } from '../tax/index.js';
 
 /**
  * TDS a customer deducted from an entity's invoices, per customer and TDS quarter, to reconcile with
@@ -67,10 +67,6 @@ type Totals = z.infer<typeof totalsSchema>;
 const certificateFormOn = (day: string): 'Form 16A' | 'Form 131' => (day >= '2026-04-01' ? 'Form 131' : 'Form 16A');
 
 const pad = (n: number) => String(n).padStart(2, '0');
-const day = (instant: Date, zone: string) => {
-  const d = localDate(instant, zone);
-  return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
-};
 
 /** `2026-27-Q1` → its first and last day (the two years must be consecutive). */
 export function quarterDays(quarter: string): { from: string; to: string; start: [number, number]; endExclusive: [number, number] } {
@@ -164,7 +160,7 @@ export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<Td
       fields: {
         invoice_id: inv.id,
         invoice_number: inv.number,
-        invoice_date: inv.issued_at ? day(inv.issued_at, zone) : null,
+        invoice_date: inv.issued_at ? localDay(inv.issued_at, zone) : null,
         currency: inv.currency,
         invoice_total: Number(inv.total),
       },
@@ -173,7 +169,7 @@ export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<Td
   for (const p of payments) {
     const { customerId, fields } = base(p.invoice_id);
     // Withheld with the payment; certified once its certificate is recorded (decision 0770).
-    const deductedOn = p.tds_deducted_on ?? day(p.recorded_at, zone);
+    const deductedOn = p.tds_deducted_on ?? localDay(p.recorded_at, zone);
     const certified = p.tds_certified_at !== null;
     rows.push({
       customerId,

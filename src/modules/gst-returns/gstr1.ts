@@ -1,4 +1,4 @@
-import { classifyZeroRatedSupply, gstnOfflineDate } from '../tax/index.js';
+import { classifyZeroRatedSupply, gstnOfflineDates } from '../tax/index.js';
 import type { B2csRow, CreditNoteRow, HsnRow, InvoiceRateRow, SeriesRow } from './gst-returns.repository.js';
 
 /**
@@ -148,10 +148,11 @@ export class Gstr1Builder {
   /** CSV rows, when asked for (one per document and rate). */
   readonly csv: string[][] | null;
 
-  constructor(
-    private readonly timeZone: string,
-    options: { csv?: boolean } = {},
-  ) {
+  /** Issue dates in the GSTN offline tool's format, in the supplier's zone (memoized for this return). */
+  private readonly offlineDate: (instant: Date) => string;
+
+  constructor(timeZone: string, options: { csv?: boolean } = {}) {
+    this.offlineDate = gstnOfflineDates(timeZone);
     this.csv = options.csv ? [] : null;
   }
 
@@ -197,7 +198,7 @@ export class Gstr1Builder {
           section,
           doc.ctin ?? '',
           doc.number,
-          gstnOfflineDate(doc.issued_at, this.timeZone),
+          this.offlineDate(doc.issued_at),
           doc.place_of_supply ?? EXPORT_POS,
           String(item.rate_bp / 100),
           ...[item.txval, item.iamt, item.camt, item.samt].map((v) => ((sign * v) / 100).toFixed(2)),
@@ -270,7 +271,7 @@ export class Gstr1Builder {
       add(this.table31.osup_nil_exmp, item, sign);
       this.nilTotal += sign * item.txval;
       if (this.csv) {
-        const at = gstnOfflineDate(doc.issued_at, this.timeZone);
+        const at = this.offlineDate(doc.issued_at);
         this.csv.push([
           'nil',
           doc.ctin ?? '',
@@ -296,7 +297,7 @@ export class Gstr1Builder {
     if (this.trackInvoiceSeries) trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
     if (doc.status === 'void' || doc.tax_type === '') return;
     this.invoices += 1;
-    const idt = gstnOfflineDate(doc.issued_at, this.timeZone);
+    const idt = this.offlineDate(doc.issued_at);
     const zeroRated = classifyZeroRatedSupply({ tax_type: doc.tax_type, igst_amount: doc.items.reduce((s, i) => s + i.iamt, 0) });
     if (zeroRated?.kind === 'export') {
       const typ = zeroRated.withPayment ? 'WPAY' : 'WOPAY';
@@ -398,7 +399,7 @@ export class Gstr1Builder {
       items,
     };
     const igst = items.reduce((a, it) => a + it.iamt, 0);
-    const ntDt = gstnOfflineDate(note.issued_at, this.timeZone);
+    const ntDt = this.offlineDate(note.issued_at);
     const base = { ntty: 'C', nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
     const zeroRated = classifyZeroRatedSupply({ tax_type: note.tax_type, igst_amount: igst });
     if (note.ctin && zeroRated?.kind !== 'export') {

@@ -33,17 +33,19 @@ export function isTemplateName(name: string): name is TemplateName {
 export type TemplateSource = { subject: string; html: string; text: string | null };
 export type RenderedEmail = { subject: string; html: string; text: string };
 
-const defaults = new Map<TemplateName, TemplateSource>();
+function readShipped(name: TemplateName): TemplateSource {
+  const read = (file: string) => readFileSync(join(TEMPLATES_DIR, name, file), 'utf8');
+  return Object.freeze({ subject: read('subject.hbs').trim(), html: read('html.hbs'), text: read('text.hbs') });
+}
 
-/** The shipped version of a template (read once from templates/email/). */
+/** The shipped templates, read once when the module loads (a few small files) and frozen: a constant, not a cache. */
+const DEFAULTS: Readonly<Record<TemplateName, TemplateSource>> = Object.freeze(
+  Object.fromEntries(TEMPLATE_NAMES.map((name) => [name, readShipped(name)])) as Record<TemplateName, TemplateSource>,
+);
+
+/** The shipped version of a template. */
 export function defaultTemplate(name: TemplateName): TemplateSource {
-  let source = defaults.get(name);
-  if (!source) {
-    const read = (file: string) => readFileSync(join(TEMPLATES_DIR, name, file), 'utf8');
-    source = { subject: read('subject.hbs').trim(), html: read('html.hbs'), text: read('text.hbs') };
-    defaults.set(name, source);
-  }
-  return source;
+  return DEFAULTS[name];
 }
 
 /** Variables of each template, with the sample values a preview uses. */

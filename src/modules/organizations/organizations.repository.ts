@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { countsChanged, paginate, type ListResult } from '../../platform/db/paginate.js';
+import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { OrganizationFxRatesTable, OrganizationsTable } from './organizations.tables.js';
@@ -56,9 +56,6 @@ export async function lockTenant(tx: WriteTx, tenantId: string): Promise<{ organ
 }
 
 export async function setMembership(tx: Tx, tenantId: string, organizationId: string | null, now: Date): Promise<MemberRow> {
-  // The member lists' cached counts are per organization, which runAction's per-tenant reset does
-  // not reach: membership changes are rare, so every cached count goes.
-  countsChanged();
   return tx
     .updateTable('tenants')
     .set({ organization_id: organizationId, updated_at: now })

@@ -10,12 +10,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const formal = { name: 'Pro', code: 'pro', interval_unit: 'month', interval_count: 1, amount: 49900, currency: 'INR', hsn_code: '998314' };
+const formal = { name: 'Pro', code: 'pro', interval_unit: 'month' as const, interval_count: 1, amount: 49900, currency: 'INR', hsn_code: '998314' };
 
 describe('plans', () => {
   describe('create', () => {
     it('accepts the formal shape and answers 201 with the plan and its price', async () => {
-      const res = await acme.api('POST', '/v1/plans', formal);
+      const res = await acme.http.POST('/v1/plans', { body: formal });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({
         name: 'Pro',
@@ -31,17 +31,19 @@ describe('plans', () => {
     });
 
     it('accepts the second shape (interval, prices[], features, metadata) and derives a code', async () => {
-      const res = await acme.api('POST', '/v1/plans', {
-        name: 'Team Annual',
-        description: 'For teams',
-        interval: 'year',
-        trial_days: 14,
-        prices: [
-          { amount: 100000, currency: 'INR', billing_scheme: 'per_unit' },
-          { amount: 1500, currency: 'usd' },
-        ],
-        features: ['sso'],
-        metadata: { tier: 'team' },
+      const res = await acme.http.POST('/v1/plans', {
+        body: {
+          name: 'Team Annual',
+          description: 'For teams',
+          interval: 'year',
+          trial_days: 14,
+          prices: [
+            { amount: 100000, currency: 'INR', billing_scheme: 'per_unit' },
+            { amount: 1500, currency: 'usd' },
+          ],
+          features: ['sso'],
+          metadata: { tier: 'team' },
+        },
       });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({
@@ -52,13 +54,13 @@ describe('plans', () => {
         features: ['sso'],
         metadata: { tier: 'team' },
       });
-      expect(res.body.data.prices.map((p: { currency: string }) => p.currency).sort()).toEqual(['INR', 'USD']);
+      expect(res.body.data.prices.map((p) => p.currency).sort()).toEqual(['INR', 'USD']);
     });
 
     it('refuses a duplicate code with 409', async () => {
-      const res = await acme.api('POST', '/v1/plans', formal);
+      const res = await acme.http.POST('/v1/plans', { body: formal });
       expect(res.status).toBe(409);
-      expect(res.body.error.code).toBe('conflict');
+      expect(res.error?.code).toBe('conflict');
     });
 
     it.each([
@@ -119,26 +121,26 @@ describe('plans', () => {
 
   describe('list', () => {
     it('filters by q, currency and interval_unit and reports totals', async () => {
-      const byCurrency = await acme.api('GET', '/v1/plans?currency=usd');
+      const byCurrency = await acme.http.GET('/v1/plans', { query: { currency: 'usd' } });
       expect(byCurrency.status).toBe(200);
       expect(byCurrency.body).toMatchObject({ object: 'list', has_more: false, total_count: 1 });
-      expect(byCurrency.body.data[0].code).toBe('team-annual');
+      expect(byCurrency.body.data[0]?.code).toBe('team-annual');
 
-      const byQuery = await acme.api('GET', '/v1/plans?q=PRO');
-      expect(byQuery.body.data.map((p: { code: string }) => p.code)).toEqual(['pro']);
+      const byQuery = await acme.http.GET('/v1/plans', { query: { q: 'PRO' } });
+      expect(byQuery.body.data.map((p) => p.code)).toEqual(['pro']);
 
-      const byInterval = await acme.api('GET', '/v1/plans?interval_unit=month');
-      expect(byInterval.body.data.map((p: { code: string }) => p.code)).toEqual(['pro']);
+      const byInterval = await acme.http.GET('/v1/plans', { query: { interval_unit: 'month' } });
+      expect(byInterval.body.data.map((p) => p.code)).toEqual(['pro']);
     });
 
     it('pages newest first and caps limit at 1000 instead of refusing it', async () => {
-      const first = await acme.api('GET', '/v1/plans?limit=1&page=1');
+      const first = await acme.http.GET('/v1/plans', { query: { limit: 1, page: 1 } });
       expect(first.body).toMatchObject({ has_more: true, total_count: 2 });
-      expect(first.body.data[0].code).toBe('team-annual');
-      const second = await acme.api('GET', '/v1/plans?limit=1&page=2');
-      expect(second.body.data[0].code).toBe('pro');
+      expect(first.body.data[0]?.code).toBe('team-annual');
+      const second = await acme.http.GET('/v1/plans', { query: { limit: 1, page: 2 } });
+      expect(second.body.data[0]?.code).toBe('pro');
       expect(second.body.has_more).toBe(false);
-      const capped = await acme.api('GET', '/v1/plans?limit=5000');
+      const capped = await acme.http.GET('/v1/plans', { query: { limit: 5000 } });
       expect(capped.status).toBe(200);
       expect(capped.body.data).toHaveLength(2);
     });
@@ -152,34 +154,32 @@ describe('plans', () => {
 
   describe('get', () => {
     it('answers 404 for a missing id and 400 for a malformed one', async () => {
-      expect((await acme.api('GET', '/v1/plans/00000000-0000-7000-8000-000000000000')).status).toBe(404);
-      expect((await acme.api('GET', '/v1/plans/not-a-uuid')).status).toBe(400);
+      expect((await acme.http.GET('/v1/plans/{id}', { path: { id: '00000000-0000-7000-8000-000000000000' } })).status).toBe(404);
+      expect((await acme.http.GET('/v1/plans/{id}', { path: { id: 'not-a-uuid' } })).status).toBe(400);
     });
 
     it("hides another tenant's plan exactly like a missing one", async () => {
       const other = await t.registerTenant();
-      const created = await other.api('POST', '/v1/plans', { ...formal, code: 'other' });
-      const res = await acme.api('GET', `/v1/plans/${created.body.data.id}`);
+      const created = await other.http.POST('/v1/plans', { body: { ...formal, code: 'other' } });
+      const res = await acme.http.GET('/v1/plans/{id}', { path: { id: created.body.data.id } });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'plan not found' } });
     });
   });
   describe('archive a price', () => {
     it('archives a metered price (answering the plan with it), then refuses a second archive with 409', async () => {
-      await acme.api('POST', '/v1/billable-metrics', { code: 'archived_tokens', name: 'Tokens', aggregation: 'sum', field: 'count' });
-      const plan = (await acme.api('POST', '/v1/plans', { ...formal, code: 'metered-archive' })).body.data;
-      const added = await acme.api('POST', `/v1/plans/${plan.id}/prices`, {
-        billing_scheme: 'metered',
-        metric_code: 'archived_tokens',
-        amount: 20,
-        currency: 'INR',
+      await acme.http.POST('/v1/billable-metrics', { body: { code: 'archived_tokens', name: 'Tokens', aggregation: 'sum', field: 'count' } });
+      const plan = (await acme.http.POST('/v1/plans', { body: { ...formal, code: 'metered-archive' } })).body.data;
+      const added = await acme.http.POST('/v1/plans/{id}/prices', {
+        path: { id: plan.id },
+        body: { billing_scheme: 'metered', metric_code: 'archived_tokens', amount: 20, currency: 'INR' },
       });
-      const metered = (added.body.data.prices as { id: string; billing_scheme: string }[]).find((p) => p.billing_scheme === 'metered')!;
-      const archived = await acme.api('POST', `/v1/plans/${plan.id}/prices/${metered.id}/archive`);
+      const metered = added.body.data.prices.find((p) => p.billing_scheme === 'metered')!;
+      const archived = await acme.http.POST('/v1/plans/{id}/prices/{price_id}/archive', { path: { id: plan.id, price_id: metered.id } });
       expect(archived.status).toBe(200);
-      expect(archived.body.data.prices.find((p: { id: string }) => p.id === metered.id)).toMatchObject({ active: false, metric_code: 'archived_tokens' });
-      const again = await acme.api('POST', `/v1/plans/${plan.id}/prices/${metered.id}/archive`);
-      expect([again.status, again.body.error.reason]).toEqual([409, 'price_archived']);
+      expect(archived.body.data.prices.find((p) => p.id === metered.id)).toMatchObject({ active: false, metric_code: 'archived_tokens' });
+      const again = await acme.http.POST('/v1/plans/{id}/prices/{price_id}/archive', { path: { id: plan.id, price_id: metered.id } });
+      expect([again.status, again.error?.reason]).toEqual([409, 'price_archived']);
     });
   });
 });

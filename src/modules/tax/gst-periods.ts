@@ -25,6 +25,12 @@ export function localDate(instant: Date, timeZone: string): LocalDate {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
+/** `YYYY-MM-DD`: the calendar day of an instant in a time zone (the entity's), the one form every local-day comparison uses. */
+export function localDay(instant: Date, timeZone: string): string {
+  const d = localDate(instant, timeZone);
+  return `${String(d.year).padStart(4, '0')}-${pad(d.month)}-${pad(d.day)}`;
+}
+
 /** `dd/mm/yyyy`, the IRP's and GSTN's date format. */
 export function gstDate(instant: Date, timeZone: string): string {
   const d = localDate(instant, timeZone);
@@ -32,23 +38,26 @@ export function gstDate(instant: Date, timeZone: string): string {
 }
 
 const QUARTER_HOUR_MS = 15 * 60_000;
-const offlineDates = new Map<string, string>();
 
 /**
- * `dd-mm-yyyy`, the GSTN offline tool's format. Memoized per zone and quarter hour (every zone's
- * offset is a whole number of quarter hours, so a local date never changes inside one): a month's
- * return formats a few thousand distinct instants, not one per invoice.
+ * `dd-mm-yyyy`, the GSTN offline tool's format, in one zone. The formatter it answers memoizes per
+ * quarter hour (every zone's offset is a whole number of quarter hours, so a local date never
+ * changes inside one): a month's return formats a few thousand distinct instants, not one per
+ * invoice. The memo is the caller's (one return's builder), never the process's.
  */
-export function gstnOfflineDate(instant: Date, timeZone: string): string {
-  const key = `${timeZone}|${Math.floor(instant.getTime() / QUARTER_HOUR_MS)}`;
-  let text = offlineDates.get(key);
-  if (text === undefined) {
-    const d = localDate(instant, timeZone);
-    text = `${pad(d.day)}-${pad(d.month)}-${d.year}`;
-    if (offlineDates.size > 100_000) offlineDates.clear();
-    offlineDates.set(key, text);
-  }
-  return text;
+export function gstnOfflineDates(timeZone: string): (instant: Date) => string {
+  const memo = new Map<number, string>();
+  return (instant) => {
+    const key = Math.floor(instant.getTime() / QUARTER_HOUR_MS);
+    let text = memo.get(key);
+    if (text === undefined) {
+      const d = localDate(instant, timeZone);
+      text = `${pad(d.day)}-${pad(d.month)}-${d.year}`;
+      if (memo.size > 100_000) memo.clear();
+      memo.set(key, text);
+    }
+    return text;
+  };
 }
 
 /** The Indian financial year (1 April – 31 March) of a date, as `2026-27`. */

@@ -6,6 +6,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { DB } from './schema.js';
 import { acquireDataDirLock } from './datadir-lock.js';
 import { PipeliningClient } from './pipeline.js';
+import { shareListCounts } from './paginate.js';
 import { registerPool } from './read-together.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -129,6 +130,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       readPool = serverPool(options.readUrl, options.poolSize ?? 10, timeouts);
       readDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool: readPool }) });
       registerPool(readDb, readPool);
+      shareListCounts(readDb, db);
     }
     const listenerClient = () =>
       new pg.Client({

@@ -15,10 +15,10 @@ import type { Tx } from './schema.js';
  * `has_more`: exact, from reading `limit + 1` rows (in the direction of travel).
  * `total_count` (SPEC requires it) must not cost a scan per request. It is exact whenever the page
  * itself shows the end of the list (offset paging, a non-empty last page, or the first page); else
- * it is a count of the filtered list, cached per tenant and filter for KOSH_LIST_COUNT_CACHE_MS
- * (default 5 s), dropped as soon as this process writes for the tenant (`countsChanged`), and never
- * less than the rows the page proves exist. Writes by another process show in the count within the
- * cache time. See docs/decisions/0035-fast-lists.md.
+ * it is a count of the filtered list, cached per database handle, tenant and filter for KOSH_LIST_COUNT_CACHE_MS
+ * (default 5 s), dropped as soon as an app on that handle writes for the tenant (`countsChanged`), and
+ * never less than the rows the page proves exist. Writes by another process show in the count within
+ * the cache time. See docs/decisions/0035-fast-lists.md.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -47,48 +47,72 @@ export type ListOptions = {
 
 export type ListResult<Row> = { rows: Row[]; total: number; hasMore: boolean };
 
-let countCacheMs = 5_000;
-const generations = new Map<string, number>();
-const counts = new WeakMap<object, Map<string, { n: number; at: number; generation: number }>>();
+/**
+ * What the lists of one database remember of their counts. It belongs to the database handle
+ * (`db`, and `readDb` shares the one of its `db`: openDatabase links them), not to the process: two
+ * apps with their own databases share nothing, and two apps on one handle share the counts as they
+ * share the rows — a write by either drops what both remember.
+ */
+class ListCounts {
+  cacheMs = 5_000;
+  /** Bumped when every tenant's counts go (a membership change reaches lists keyed by organization). */
+  everyTenant = 0;
+  readonly generations = new Map<string, number>();
+  readonly counts = new Map<string, { n: number; at: number; generation: number }>();
 
-/** KOSH_LIST_COUNT_CACHE_MS (0: count on every request that needs it). */
-export function setListCountCacheMs(ms: number): void {
-  countCacheMs = ms;
+  generationOf(tenantId: string): number {
+    return this.everyTenant * 1_000_003 + (this.generations.get(tenantId) ?? 0);
+  }
 }
 
-let everyTenant = 0;
+const listCounts = new WeakMap<object, ListCounts>();
+
+function countsOf(handle: object): ListCounts {
+  let counts = listCounts.get(handle);
+  if (!counts) listCounts.set(handle, (counts = new ListCounts()));
+  return counts;
+}
+
+/** Called by openDatabase: a read replica's handle forgets its counts when its database's writes say so. */
+export function shareListCounts(readHandle: object, writeHandle: object): void {
+  listCounts.set(readHandle, countsOf(writeHandle));
+}
+
+/** KOSH_LIST_COUNT_CACHE_MS for the lists read through this database handle (0: count on every request that needs it). */
+export function setListCountCacheMs(handle: object, ms: number): void {
+  countsOf(handle).cacheMs = ms;
+}
 
 /**
- * Drops the cached list counts of a tenant (of every tenant without one): runAction calls it after
- * each action, the worker after each job.
+ * Drops the cached list counts of a tenant (of every tenant without one) on this database handle:
+ * runAction calls it after each action, the worker after each job.
  */
-export function countsChanged(tenantId?: string | null): void {
+export function countsChanged(handle: object, tenantId?: string | null): void {
+  const state = countsOf(handle);
   if (!tenantId) {
-    everyTenant += 1;
+    state.everyTenant += 1;
     return;
   }
-  if (generations.size > 100_000) generations.clear();
-  generations.set(tenantId, (generations.get(tenantId) ?? 0) + 1);
-}
-
-function generationOf(tenantId: string): number {
-  return everyTenant * 1_000_003 + (generations.get(tenantId) ?? 0);
+  if (state.generations.size > 100_000) state.generations.clear();
+  state.generations.set(tenantId, (state.generations.get(tenantId) ?? 0) + 1);
 }
 
 function cached(tx: Tx, key: string, tenantId: string): number | undefined {
-  if (countCacheMs <= 0 || tx.isTransaction) return undefined;
-  const hit = counts.get(tx)?.get(key);
+  if (tx.isTransaction) return undefined;
+  const state = countsOf(tx);
+  if (state.cacheMs <= 0) return undefined;
+  const hit = state.counts.get(key);
   if (!hit) return undefined;
-  if (hit.generation !== generationOf(tenantId) || performance.now() - hit.at > countCacheMs) return undefined;
+  if (hit.generation !== state.generationOf(tenantId) || performance.now() - hit.at > state.cacheMs) return undefined;
   return hit.n;
 }
 
 function remember(tx: Tx, key: string, tenantId: string, n: number): void {
-  if (countCacheMs <= 0 || tx.isTransaction) return;
-  let map = counts.get(tx);
-  if (!map) counts.set(tx, (map = new Map()));
-  if (map.size > 10_000) map.clear();
-  map.set(key, { n, at: performance.now(), generation: generationOf(tenantId) });
+  if (tx.isTransaction) return;
+  const state = countsOf(tx);
+  if (state.cacheMs <= 0) return;
+  if (state.counts.size > 10_000) state.counts.clear();
+  state.counts.set(key, { n, at: performance.now(), generation: state.generationOf(tenantId) });
 }
 
 /** The rows query `paginate` sends (exported for the EXPLAIN test of every list's index). */

@@ -159,7 +159,7 @@ async function commitAction(deps: HttpDeps, request: FastifyRequest, action: (ct
       throw error;
     });
   } finally {
-    countsChanged(principal.tenantId);
+    countsChanged(deps.db, principal.tenantId);
   }
   return outcome;
 }
@@ -265,7 +265,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     frameworkErrors: rerouteFrameworkError(() => app, isV1Path),
   }).withTypeProvider<ZodTypeProvider>();
 
-  setListCountCacheMs(deps.config.listCountCacheMs);
+  setListCountCacheMs(deps.db, deps.config.listCountCacheMs);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);

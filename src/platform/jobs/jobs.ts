@@ -478,7 +478,7 @@ export class Worker {
       return;
     } finally {
       this.release(job.id);
-      countsChanged(job.tenant_id);
+      countsChanged(this.env.db, job.tenant_id);
     }
     if (outcome !== JOB_RECORDED_DONE) await this.markDone.call(job.id);
   }

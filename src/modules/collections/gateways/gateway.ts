@@ -10,6 +10,8 @@
  * it later with `lookupCharge` — never by charging again.
  */
 
+import type { AppScope } from '../../../platform/app-scope.js';
+
 export type GatewayProvider = 'test' | 'razorpay' | 'stripe';
 
 /** Decrypted credentials of a gateway connection (razorpay: key_id, key_secret, webhook_secret; stripe: secret_key, webhook_secret). */
@@ -23,6 +25,8 @@ export type GatewayCallContext = {
   timeoutMs: number;
   /** The injected clock's now (webhook tolerance, mandate notice). */
   now: Date;
+  /** The calling app's own state: the test gateway keeps its in-memory journal there (absent for calls outside an app). */
+  scope?: AppScope;
 };
 
 export type GatewayCustomer = { id: string; email: string; name: string | null; phone?: string | null };

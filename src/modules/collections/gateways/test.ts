@@ -1,11 +1,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { scopeKey, type AppScope } from '../../../platform/app-scope.js';
 import {
   GatewayTokenNotFoundError,
   GatewayWebhookSignatureError,
   type ChargeOutcome,
   type GatewayAdapter,
+  type GatewayCallContext,
   type GatewayWebhookEvent,
   type RefundOutcome,
   type SavedPaymentMethod,
@@ -141,17 +143,26 @@ export class TestGatewayJournal {
   }
 }
 
-const journals = new Map<string, TestGatewayJournal>();
+/** An app's test-gateway journals, by file (or `memory`): two apps in one process never see each other's charges. */
+const journals = scopeKey('collections.test_gateway_journals', () => new Map<string, TestGatewayJournal>());
 
-/** The journal behind a base URL: `file:<path>` (shared between processes) or anything else (this process's memory). */
-export function testGatewayJournal(baseUrl: string): TestGatewayJournal {
+/** The app's journal behind a base URL: `file:<path>` (shared between processes through the file) or anything else (the app's memory). */
+export function testGatewayJournal(scope: AppScope, baseUrl: string): TestGatewayJournal {
   const file = baseUrl.startsWith('file:') ? baseUrl.slice('file:'.length) : null;
   const key = file ?? 'memory';
-  let journal = journals.get(key);
+  const byKey = scope.get(journals);
+  let journal = byKey.get(key);
   if (!journal) {
     journal = new TestGatewayJournal(file);
-    journals.set(key, journal);
+    byKey.set(key, journal);
   }
+  return journal;
+}
+
+function journalOf(ctx: GatewayCallContext): TestGatewayJournal {
+  if (!ctx.scope) throw new Error('the test gateway is called with the app scope that keeps its journal');
+  const journal = testGatewayJournal(ctx.scope, ctx.baseUrl);
+  journal.reload();
   return journal;
 }
 
@@ -215,8 +226,7 @@ export const testGateway: GatewayAdapter = {
   },
 
   async charge(ctx, input) {
-    const journal = testGatewayJournal(ctx.baseUrl);
-    journal.reload();
+    const journal = journalOf(ctx);
     const seen = journal.charge(input.idempotencyKey);
     const spec = tokenSpec(input.paymentMethod.reference);
     if (seen) return seen.outcome.status === 'unknown' ? chargeOutcome(spec!, input.idempotencyKey) : seen.outcome;
@@ -240,15 +250,13 @@ export const testGateway: GatewayAdapter = {
   },
 
   async lookupCharge(ctx, input) {
-    const journal = testGatewayJournal(ctx.baseUrl);
-    journal.reload();
+    const journal = journalOf(ctx);
     const seen = journal.charge(input.idempotencyKey);
     return seen ? seen.outcome : { status: 'not_found' };
   },
 
   async refund(ctx, input) {
-    const journal = testGatewayJournal(ctx.baseUrl);
-    journal.reload();
+    const journal = journalOf(ctx);
     const seen = journal.refund(input.idempotencyKey);
     if (seen) return seen.outcome;
     const charge = journal.chargeByPaymentId(input.gatewayPaymentId);
