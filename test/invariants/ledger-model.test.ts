@@ -10,7 +10,7 @@
  *   2. for each invoice, receivables in the ledger equal its amount_due (0 for drafts and voids);
  *   3. cash and TDS receivable in the ledger equal the payments recorded, per currency;
  *   4. for each credit note, customer credit in the ledger equals its balance;
- *   5. each entity's invoice and credit-note numbers are 1..N without gaps;
+ *   5. each entity's invoice and credit-note numbers are 1..N without gaps, per series;
  *   6. no amount that must not be negative is negative;
  *   7. an invoice's live credit notes (not void or rejected) never reverse more taxable value,
  *      CGST, SGST or IGST than the invoice charged;
@@ -1578,7 +1578,11 @@ async function checkInvariants(tenantId: string): Promise<void> {
     const numbers = await sql<{ entity_id: string; number: string }>`
       SELECT entity_id, number FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND number IS NOT NULL`.execute(db);
     const byEntity = new Map<string, number[]>();
-    for (const n of numbers.rows) byEntity.set(n.entity_id, [...(byEntity.get(n.entity_id) ?? []), Number(n.number.replace(/^\D+/, ''))]);
+    // Numbered per entity and series (its prefix): top-ups have their own (decision 0840).
+    for (const n of numbers.rows) {
+      const series = `${n.entity_id} ${/^\D*/.exec(n.number)![0]}`;
+      byEntity.set(series, [...(byEntity.get(series) ?? []), Number(n.number.replace(/^\D+/, ''))]);
+    }
     for (const [entity, seq] of byEntity) {
       expect(
         seq.sort((a, b) => a - b),
