@@ -37,7 +37,12 @@ describe.skipIf(!hasChromium)(`portal credits and features in a browser${skipNot
     expect((await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [{ feature_key: 'seats', value: 10 }])).status).toBe(200);
     const customer = await createCustomer(acme);
     await subscribe(acme, { customer_id: customer, plan_id: plan.id });
-    const promo = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { currency: 'INR', category: 'promotional', amount: 50_000, name: 'Welcome' });
+    const promo = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, {
+      currency: 'INR',
+      category: 'promotional',
+      amount: 50_000,
+      name: 'Welcome',
+    });
     expect(promo.status, promo.text).toBe(201);
     const link = await acme.api('POST', `/v1/customers/${customer}/portal-sessions`);
 

@@ -101,7 +101,15 @@ describe('portal credits page', () => {
       expect(cells[4]).toBe(rupees(g.amount));
       expect(cells[5]).toBe(rupees(g.remaining));
     }
-    expect(row(html, 'credit-grant', promo.id)).toEqual(['Launch &lt;offer&gt;', 'Promotional', 'depleted', '01 Apr 2026', rupees(3_000), rupees(0), '31 Dec 2026']);
+    expect(row(html, 'credit-grant', promo.id)).toEqual([
+      'Launch &lt;offer&gt;',
+      'Promotional',
+      'depleted',
+      '01 Apr 2026',
+      rupees(3_000),
+      rupees(0),
+      '31 Dec 2026',
+    ]);
     expect(row(html, 'credit-grant', paid.id)).toEqual(['Top-up', 'Paid (top-up)', 'active', '01 Apr 2026', rupees(20_000), rupees(13_000), 'Never']);
     expect(html).not.toContain('Launch <offer>');
 

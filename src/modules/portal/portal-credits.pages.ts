@@ -22,7 +22,14 @@ export type CreditGrantView = {
 };
 
 /** A draw-down: credit taken by one of the customer's invoices (a `credit_drawn` balance transaction). */
-export type CreditDrawView = { id: string; source: string; currency: string; amount: number; document: { id: string; number: string | null }; created_at: string };
+export type CreditDrawView = {
+  id: string;
+  source: string;
+  currency: string;
+  amount: number;
+  document: { id: string; number: string | null };
+  created_at: string;
+};
 
 export type CreditsView = {
   profile: PortalProfile;
