@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
 import { createInvoice } from '../support/billing.js';
+import { openPortalSession, type PortalSessionCookie } from '../support/portal.js';
 import { createCustomer, createPlan, invoicesOf, karnatakaTenant, pay, subscribe } from '../subscriptions/helpers.js';
 import { escapeHtml } from '../../src/platform/html.js';
 import { displayMoney } from '../../src/platform/money.js';
@@ -15,18 +16,9 @@ import { displayMoney } from '../../src/platform/money.js';
 let t: TestKosh;
 let acme: Tenant;
 
-type Session = { cookie: string };
+const signInAs = (customerId: string) => openPortalSession(t, acme, customerId);
 
-async function signInAs(customerId: string): Promise<Session> {
-  const link = await acme.api('POST', `/v1/customers/${customerId}/portal-sessions`);
-  expect(link.status, link.text).toBe(201);
-  const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
-  expect(opened.status).toBe(303);
-  const header = opened.headers['set-cookie'];
-  return { cookie: String(Array.isArray(header) ? header[0] : header).split(';')[0]! };
-}
-
-const page = (url: string, s?: Session): Promise<ApiResponse> => t.call({ method: 'GET', url, headers: s ? { cookie: s.cookie } : {} });
+const page = (url: string, s?: PortalSessionCookie): Promise<ApiResponse> => t.call({ method: 'GET', url, headers: s ? { cookie: s.cookie } : {} });
 
 async function ok(res: ApiResponse, status = 200) {
   expect(res.status, res.text).toBe(status);
