@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
+import { openPortalSession } from '../support/portal.js';
 import { createCustomer, createPlan, eventTypesOf, getSubscription, invoicesOf, karnatakaTenant, pay, subscribe, travelTo } from '../subscriptions/helpers.js';
 
 /**
@@ -25,16 +26,7 @@ async function offer(acme: Tenant, body: Record<string, unknown>): Promise<ApiRe
   return acme.api('POST', '/v1/retention-offers', body);
 }
 
-async function signInAs(acme: Tenant, customerId: string): Promise<Session> {
-  const link = await acme.api('POST', `/v1/customers/${customerId}/portal-sessions`);
-  expect(link.status, link.text).toBe(201);
-  const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
-  const header = opened.headers['set-cookie'];
-  const cookie = String(Array.isArray(header) ? header[0] : header).split(';')[0]!;
-  const me = await portal('GET', '/portal/api/me', { cookie, csrf: '' });
-  expect(me.status, me.text).toBe(200);
-  return { cookie, csrf: me.body.data.csrf_token };
-}
+const signInAs = (acme: Tenant, customerId: string): Promise<Session> => openPortalSession(t, acme, customerId);
 
 function portal(method: 'GET' | 'POST', url: string, s: Session, body?: unknown): Promise<ApiResponse> {
   return t.call({

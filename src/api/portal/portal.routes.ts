@@ -11,6 +11,7 @@ import { registerSelfServiceRoutes, selfService, type PortalAudit, type PortalKi
 import { appendAudit } from '../../platform/audit/audit.js';
 import { registerSelfServicePages } from './portal-self-service.pages.js';
 import { registerSetupPages, setupOptionsOf } from './portal-setup.pages.js';
+import { registerCreditPages } from './portal-credits.pages.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
 import { listPaymentMethods, makeDefaultPaymentMethod } from '../../modules/collections/index.js';
@@ -525,6 +526,13 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       sendPage: (reply, status, html) => sendPage(reply, status, html),
       redirect: (reply, location) => reply.code(303).headers(PAGE_HEADERS).header('location', location).send(),
       message: redeemMessage,
+    });
+
+    registerCreditPages(portal, {
+      sessionOf,
+      ctxOf: (s) => ctxOf(s),
+      sendPage: (reply, status, html) => sendPage(reply, status, html),
+      redirect: (reply, location) => reply.code(303).headers(PAGE_HEADERS).header('location', location).send(),
     });
 
     registerSetupPages(portal, {

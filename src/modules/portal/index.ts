@@ -1,5 +1,6 @@
 /** The customer portal exposes nothing to other modules: its surface is HTTP (/portal, /portal/api). */
 export { SESSION_COOKIE } from './portal.tokens.js';
+export { creditsPage, featuresPage, type CreditDrawView, type CreditsView, type FeaturesView } from './portal-credits.pages.js';
 export {
   type DashboardView,
   type SubscriptionView,

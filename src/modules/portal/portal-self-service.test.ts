@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { openPortalSession } from '../../../test/support/portal.js';
 import { createCustomer, createPlan, getSubscription, gstin, invoicesOf, karnatakaTenant, pay, subscribe } from '../../../test/subscriptions/helpers.js';
 
 /**
@@ -15,17 +16,7 @@ let pro: { id: string; name: string }; // 2 000.00 a month
 
 type Session = { cookie: string; csrf: string };
 
-async function signInAs(customerId: string): Promise<Session> {
-  const link = await acme.api('POST', `/v1/customers/${customerId}/portal-sessions`);
-  expect(link.status, link.text).toBe(201);
-  const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
-  expect(opened.status).toBe(303);
-  const header = opened.headers['set-cookie'];
-  const cookie = String(Array.isArray(header) ? header[0] : header).split(';')[0]!;
-  const me = await portal('GET', '/portal/api/me', { cookie, csrf: '' });
-  expect(me.status).toBe(200);
-  return { cookie, csrf: me.body.data.csrf_token };
-}
+const signInAs = (customerId: string): Promise<Session> => openPortalSession(t, acme, customerId);
 
 function portal(method: 'GET' | 'POST' | 'PATCH', url: string, s: Session, body?: unknown): Promise<ApiResponse> {
   return t.call({

@@ -53,11 +53,12 @@ const STYLE = `
   button { padding: 8px 14px; border: 0; border-radius: 6px; background: var(--accent); color: #fff; font: inherit; cursor: pointer; }
   button.link { background: none; color: var(--accent); padding: 0; }
   .row { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+  nav.row { margin-bottom: 16px; }
   a { color: var(--accent); }
   .small { color: var(--muted); font-size: 13px; }
 `;
 
-function layout(title: string, body: string, header = ''): string {
+export function layout(title: string, body: string, header = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -104,9 +105,14 @@ export function linkInvalidPage(tenantId: string | undefined): string {
   return loginPage({ tenantId, error: 'This sign-in link is invalid, expired or already used. Ask for a new one below.' });
 }
 
-const money = (minor: number, currency: string) => escapeHtml(displayMoney(minor, currency));
-const date = (iso: string | null) => escapeHtml(formatDate(iso, TIME_ZONE));
-const pill = (status: string) => `<span class="pill ${escapeHtml(status)}">${escapeHtml(status.replace(/_/g, ' '))}</span>`;
+export const money = (minor: number, currency: string) => escapeHtml(displayMoney(minor, currency));
+export const date = (iso: string | null) => escapeHtml(formatDate(iso, TIME_ZONE));
+export const pill = (status: string) => `<span class="pill ${escapeHtml(status)}">${escapeHtml(status.replace(/_/g, ' '))}</span>`;
+
+/** The header of a signed-in page other than the dashboard: the business, the customer, and the way back. */
+export function subpageHeader(profile: PortalProfile): string {
+  return `<header><div class="bar"><div><div class="brand">${escapeHtml(profile.tenant.name)}</div><div class="who">${escapeHtml(profile.customer.name ?? '')} &lt;${escapeHtml(profile.customer.email)}&gt;</div></div><a href="/portal">Back to your billing</a></div></header>`;
+}
 
 function subscriptionRows(subscriptions: (Subscription & { plan_name: string })[]): string {
   if (subscriptions.length === 0) return '<p class="empty">You have no subscriptions yet.</p>';
@@ -338,6 +344,7 @@ export function dashboardPage(view: DashboardView): string {
   const header = `<header><div class="bar"><div><div class="brand">${escapeHtml(profile.tenant.name)}</div><div class="who">${escapeHtml(profile.customer.name ?? '')} &lt;${escapeHtml(profile.customer.email)}&gt;</div></div>
 <form class="inline" method="post" action="/portal/logout">${csrf}<button type="submit" class="link">Sign out</button></form></div></header>`;
   const body = `<h1>Your billing</h1>
+<nav aria-label="More of your account" class="row"><a href="/portal/credits">Prepaid credits</a><a href="/portal/features">Features</a></nav>
 ${messages(view.notice, view.error)}
 ${attentionBanner(view, csrf)}
 ${billedTo(view)}
@@ -473,7 +480,7 @@ export function subscriptionPage(view: SubscriptionView): string {
   const { profile, subscription: s, permissions } = view;
   const csrf = hidden('csrf_token', profile.csrf_token);
   const id = escapeHtml(s.id);
-  const header = `<header><div class="bar"><div><div class="brand">${escapeHtml(profile.tenant.name)}</div><div class="who">${escapeHtml(profile.customer.name ?? '')} &lt;${escapeHtml(profile.customer.email)}&gt;</div></div><a href="/portal">Back to your billing</a></div></header>`;
+  const header = subpageHeader(profile);
   const live = s.status !== 'canceled';
   const seats =
     live && permissions.quantity_change
