@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/support/database.js';
 import type { Database } from './database.js';
 import type { DB, LockFlag, WriteTx } from './schema.js';
-import { deferWrite } from './pipeline.js';
+import { deferWrite, executePrepared } from './pipeline.js';
 import { readTogether } from './read-together.js';
 
 // A scratch table outside the typed schema.
@@ -227,5 +227,36 @@ describe('readTogether', () => {
       return { rows, n: Number(count?.n) };
     });
     expect(seen).toEqual({ rows: [{ id: 7 }], n: 1 });
+  });
+});
+
+describe('executePrepared', () => {
+  const question = (id: number) => sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pipeline_scratch WHERE id = ${id}) AS found`;
+
+  it('answers as the statement run unprepared does, on the pool and in a transaction', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(3).execute();
+    expect((await executePrepared(db, question(3))).rows).toEqual([{ found: true }]);
+    expect((await executePrepared(db, question(4))).rows).toEqual((await question(4).execute(db)).rows);
+    const inTx = await db.transaction().execute(async (tx) => {
+      await tx.insertInto('pipeline_scratch').values({ id: 4, note: 'x' }).execute();
+      return (await executePrepared(tx, question(4))).rows;
+    });
+    expect(inTx).toEqual([{ found: true }]);
+  });
+
+  it('prepares the text once on a connection and runs it again under its name, not planned anew each time', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    const counts = await db.transaction().execute(async (tx) => {
+      // A text of its own: the connection may have run the other test's already.
+      for (let id = 0; id < 8; id += 1) await executePrepared(tx, sql`SELECT count(*) AS n FROM pipeline_scratch WHERE id = ${id}`);
+      const { rows } = await sql<{ n: number; runs: number; generic: number }>`
+        SELECT count(*)::int AS n, coalesce(sum(generic_plans + custom_plans), 0)::int AS runs, coalesce(sum(generic_plans), 0)::int AS generic
+        FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*) AS n FROM pipeline_scratch WHERE id =%'`.execute(tx);
+      return rows[0];
+    });
+    // One statement on the connection, run eight times; after five custom plans PostgreSQL keeps
+    // the generic one for a statement this simple.
+    expect(counts).toEqual({ n: 1, runs: 8, generic: 3 });
   });
 });
