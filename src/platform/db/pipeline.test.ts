@@ -247,16 +247,33 @@ describe('executePrepared', () => {
 
   it('prepares the text once on a connection and runs it again under its name, not planned anew each time', async () => {
     await sql`TRUNCATE pipeline_scratch`.execute(db);
-    const counts = await db.transaction().execute(async (tx) => {
+    // One connection, outside a transaction (a transaction's statements stay unnamed).
+    const counts = await db.connection().execute(async (conn) => {
       // A text of its own: the connection may have run the other test's already.
-      for (let id = 0; id < 8; id += 1) await executePrepared(tx, sql`SELECT count(*) AS n FROM pipeline_scratch WHERE id = ${id}`);
+      for (let id = 0; id < 8; id += 1) await executePrepared(conn, sql`SELECT count(*) AS n FROM pipeline_scratch WHERE id = ${id}`);
       const { rows } = await sql<{ n: number; runs: number; generic: number }>`
         SELECT count(*)::int AS n, coalesce(sum(generic_plans + custom_plans), 0)::int AS runs, coalesce(sum(generic_plans), 0)::int AS generic
-        FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*) AS n FROM pipeline_scratch WHERE id =%'`.execute(tx);
+        FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*) AS n FROM pipeline_scratch WHERE id =%'`.execute(conn);
       return rows[0];
     });
     // One statement on the connection, run eight times; after five custom plans PostgreSQL keeps
     // the generic one for a statement this simple.
     expect(counts).toEqual({ n: 1, runs: 8, generic: 3 });
+  });
+
+  it('runs unnamed once the server lost the statement, as behind a transaction-mode pooler', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(5).execute();
+    const answers = await db.connection().execute(async (conn) => {
+      const ask = () => executePrepared(conn, sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pipeline_scratch WHERE id = ${5}) AS lost`);
+      const first = (await ask()).rows;
+      // Another server connection, as far as the prepared statement is concerned.
+      await sql`DEALLOCATE ALL`.execute(conn);
+      const second = (await ask()).rows;
+      const third = (await ask()).rows;
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%AS lost'`.execute(conn);
+      return { first, second, third, prepared: rows[0]?.n };
+    });
+    expect(answers).toEqual({ first: [{ lost: true }], second: [{ lost: true }], third: [{ lost: true }], prepared: 0 });
   });
 });

@@ -79,7 +79,8 @@ class PreparedStatement {
  * very often and costs more to plan than to execute — a large question of EXISTS clauses asked at
  * every step of a loop. The name is derived from the text, so one text is one statement on every
  * connection. Not for a statement whose text varies with its input (an IN list's length): each
- * text would stay prepared on the connection. Never deferred.
+ * text would stay prepared on the connection. Never deferred; inside a transaction, and on a
+ * connection behind a transaction-mode pooler, it runs unnamed (see PipeliningClient).
  */
 export async function executePrepared<R>(
   db: QueryExecutorProvider & { executeQuery<O>(query: CompiledQuery<O>): Promise<QueryResult<O>> },
@@ -124,6 +125,8 @@ export class PipeliningClient extends pg.Client {
    */
   #transaction: { owed: Promise<unknown>[] } | undefined;
   #corked = false;
+  /** Set once a named statement was missing or already there on the server (see #sendPrepared). */
+  #unnamedOnly = false;
 
   constructor(config?: pg.ClientConfig) {
     super({ ...config, pipeline: true } as pg.ClientConfig);
@@ -152,7 +155,9 @@ export class PipeliningClient extends pg.Client {
       this.#transaction = { owed: [] };
       return this.#defer(this.#transaction, text, params, undefined) as never;
     }
-    const answer = this.#send(text, params, prepared?.name);
+    // A transaction's statements stay unnamed: a failed one would abort it (see #sendPrepared).
+    const name = prepared && !this.#transaction && !this.#unnamedOnly ? prepared.name : undefined;
+    const answer = name ? this.#sendPrepared(text, params, name) : this.#send(text, params);
     this.#uncork();
     const transaction = this.#transaction;
     if (ENDS.test(trimmed)) this.#transaction = undefined;
@@ -204,6 +209,24 @@ export class PipeliningClient extends pg.Client {
     // (and COMMIT answers ROLLBACK without an error). The first failure is the truth.
     await answer.catch(() => undefined);
     throw failures[0];
+  }
+
+  /**
+   * A named statement, outside a transaction. Behind a transaction-mode pooler (PgBouncer without
+   * `max_prepared_statements`) consecutive statements of this connection reach different server
+   * connections: the statement is then missing (26000) where this connection prepared it, or
+   * already there (42P05) from another client. It runs unnamed instead, and so does every
+   * statement of this connection from then on.
+   */
+  async #sendPrepared(text: string, values: unknown, name: string): Promise<pg.QueryResult> {
+    try {
+      return await this.#send(text, values, name);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== '26000' && code !== '42P05') throw error;
+      this.#unnamedOnly = true;
+      return this.#send(text, values);
+    }
   }
 
   #send(text: string, values: unknown, name?: string): Promise<pg.QueryResult> {
