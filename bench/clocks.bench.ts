@@ -16,6 +16,10 @@
  *    "one_customer_year_seconds":…,"one_customer_invoices":…,"one_customer_dunning_actions":…,
  *    "one_customer_statements":…,"statements":…} — statements sent on the wire during each advance
  *   --n 1000   customers on the shared clock
+ * BENCH_STATEMENTS_TIMING=N prints the one customer's statement time by statement shape (top N);
+ * BENCH_SERVER_LOG=1 (PostgreSQL) has the server log every statement of the bench's database with
+ * its duration (log_min_duration_statement, set on that database only), the one customer's advance
+ * between the statements 'bench-mark-start' and 'bench-mark-end'.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -23,6 +27,7 @@ import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
 import { ManualClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
+import { PipeliningClient } from '../src/platform/db/pipeline.js';
 import { gstinCheckCharacter } from '../src/modules/tax/index.js';
 import { openTestDatabase } from '../test/support/database.js';
 
@@ -43,10 +48,36 @@ const gstin = (first14: string) => first14 + gstinCheckCharacter(first14);
  * BENCH_STATEMENTS_LOG=file writes the one customer's statements there, one a line.
  */
 const seenTexts: string[] = [];
+/**
+ * BENCH_STATEMENTS_TIMING=1: the one customer's statements timed on the client, per statement
+ * shape (literals and parameters folded), each statement charged from when the connection was
+ * free for it to its answer — round trip plus execution, not the app's own time.
+ */
+let timing: Map<string, { count: number; ms: number }> | undefined;
+const connectionFree = new WeakMap<object, number>();
+const heldBack = new WeakMap<object, { at: number }[]>();
+const deferring = new WeakSet<object>();
+const statementShape = (text: string) =>
+  text
+    .replace(/\s+/g, ' ')
+    .replace(/\$\d+(, \$\d+)*/g, '$n')
+    .replace(/\(\$n\)(, \(\$n\))+/g, '($n), …')
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/\b\d+\b/g, 'N')
+    .slice(0, 200);
 async function countingStatements<T>(work: () => Promise<T>): Promise<{ result: T; statements: number; transactions: number }> {
   const original = pg.Client.prototype.query;
   let statements = 0;
   let transactions = 0;
+  const outer = PipeliningClient.prototype.query;
+  if (timing) {
+    PipeliningClient.prototype.query = function (this: PipeliningClient, ...args: unknown[]) {
+      const [text, values] = args;
+      const last: unknown = Array.isArray(values) ? values[values.length - 1] : undefined;
+      if ((typeof text === 'string' && /^\s*begin\b/i.test(text)) || (last as object | undefined)?.constructor?.name === 'DeferredWrite') deferring.add(this);
+      return outer.apply(this, args);
+    } as typeof outer;
+  }
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text ?? '');
     // The change feed's heartbeat runs on its own timer, not for the advance: left out.
@@ -54,12 +85,43 @@ async function countingStatements<T>(work: () => Promise<T>): Promise<{ result: 
     statements += 1;
     if (process.env.BENCH_STATEMENTS_LOG) seenTexts.push(text.replace(/\s+/g, ' ').slice(0, 160));
     if (/^\s*begin/i.test(text)) transactions += 1;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
+    const answer = (original as (...a: unknown[]) => unknown).apply(this, args);
+    const shapes = timing;
+    if (shapes && answer && typeof (answer as Promise<unknown>).then === 'function') {
+      // A deferred write (and BEGIN) waits in the socket buffer until the connection's next awaited
+      // statement: it leaves, and its time starts, with that one.
+      const held = heldBack.get(this) ?? [];
+      const sent: { at: number } = { at: Number.POSITIVE_INFINITY };
+      if (deferring.has(this)) {
+        deferring.delete(this);
+        held.push(sent);
+        heldBack.set(this, held);
+      } else {
+        sent.at = performance.now();
+        for (const h of held) h.at = sent.at;
+        heldBack.set(this, []);
+      }
+      const done = () => {
+        // Answers come back in order on a connection: a statement's own time starts when the one
+        // before it on the same connection answered (or when it was sent, if later).
+        const now = performance.now();
+        const own = now - Math.max(Math.min(sent.at, now), connectionFree.get(this) ?? 0);
+        connectionFree.set(this, now);
+        const shape = statementShape(text);
+        const entry = shapes.get(shape) ?? { count: 0, ms: 0 };
+        entry.count += 1;
+        entry.ms += own;
+        shapes.set(shape, entry);
+      };
+      (answer as Promise<unknown>).then(done, done);
+    }
+    return answer;
   } as typeof original;
   try {
     return { result: await work(), statements, transactions };
   } finally {
     pg.Client.prototype.query = original;
+    PipeliningClient.prototype.query = outer;
   }
 }
 
@@ -67,6 +129,13 @@ type Answer = { status: number; body: { data: Record<string, unknown> & { id: st
 
 async function main() {
   const database = await openTestDatabase();
+  if (process.env.BENCH_SERVER_LOG && database.kind === 'postgres') {
+    const held = await Promise.all(Array.from({ length: 10 }, () => database.pool.connect()));
+    await Promise.all(held.map((c) => c.query('SET log_min_duration_statement = 0')));
+    await held[0]!.query(`ALTER DATABASE ${new URL(database.url!).pathname.slice(1)} SET log_min_duration_statement = 0`);
+    held.forEach((c) => c.release());
+    console.log('SERVERLOG', database.url);
+  }
   // The real time is past the simulated year: usage dated in 2026 is not in the future.
   const clock = new ManualClock('2027-06-01T00:00:00Z');
   const kosh = await createKosh({
@@ -119,9 +188,21 @@ async function main() {
       }
     }
     await ok('POST', '/v1/usage/events/batch', { events }, 202);
+    if (process.env.BENCH_STATEMENTS_TIMING) timing = new Map();
+    if (process.env.BENCH_SERVER_LOG) await database.pool.query("SELECT 'bench-mark-start'");
     const soloStarted = performance.now();
     const soloWire = await countingStatements(() => ok('POST', `/v1/test-clocks/${soloClock.id}/advance`, { to: YEAR_LATER }, 200));
     const soloSeconds = (performance.now() - soloStarted) / 1000;
+    if (process.env.BENCH_SERVER_LOG) await database.pool.query("SELECT 'bench-mark-end'");
+    if (timing) {
+      const shapes = [...timing.entries()].sort((a, b) => b[1].ms - a[1].ms);
+      const total = shapes.reduce((sum, [, e]) => sum + e.ms, 0);
+      console.log(`statement time (one customer-year): ${total.toFixed(0)} ms of ${(soloSeconds * 1000).toFixed(0)} ms, by shape:`);
+      for (const [shape, e] of shapes.slice(0, Number(process.env.BENCH_STATEMENTS_TIMING) > 1 ? Number(process.env.BENCH_STATEMENTS_TIMING) : 40)) {
+        console.log(`${((100 * e.ms) / total).toFixed(1).padStart(5)} % ${e.ms.toFixed(0).padStart(6)} ms ${String(e.count).padStart(5)}× ${shape}`);
+      }
+      timing = undefined;
+    }
     if (process.env.BENCH_STATEMENTS_LOG) {
       const { writeFileSync } = await import('node:fs');
       writeFileSync(process.env.BENCH_STATEMENTS_LOG, seenTexts.join('\n'));

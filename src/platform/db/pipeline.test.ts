@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/support/database.js';
 import type { Database } from './database.js';
 import type { DB, LockFlag, WriteTx } from './schema.js';
-import { deferWrite } from './pipeline.js';
+import { deferWrite, executePrepared } from './pipeline.js';
 import { readTogether } from './read-together.js';
 
 // A scratch table outside the typed schema.
@@ -227,5 +227,53 @@ describe('readTogether', () => {
       return { rows, n: Number(count?.n) };
     });
     expect(seen).toEqual({ rows: [{ id: 7 }], n: 1 });
+  });
+});
+
+describe('executePrepared', () => {
+  const question = (id: number) => sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pipeline_scratch WHERE id = ${id}) AS found`;
+
+  it('answers as the statement run unprepared does, on the pool and in a transaction', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(3).execute();
+    expect((await executePrepared(db, question(3))).rows).toEqual([{ found: true }]);
+    expect((await executePrepared(db, question(4))).rows).toEqual((await question(4).execute(db)).rows);
+    const inTx = await db.transaction().execute(async (tx) => {
+      await tx.insertInto('pipeline_scratch').values({ id: 4, note: 'x' }).execute();
+      return (await executePrepared(tx, question(4))).rows;
+    });
+    expect(inTx).toEqual([{ found: true }]);
+  });
+
+  it('prepares the text once on a connection and runs it again under its name, not planned anew each time', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    // One connection, outside a transaction (a transaction's statements stay unnamed).
+    const counts = await db.connection().execute(async (conn) => {
+      // A text of its own: the connection may have run the other test's already.
+      for (let id = 0; id < 8; id += 1) await executePrepared(conn, sql`SELECT count(*) AS n FROM pipeline_scratch WHERE id = ${id}`);
+      const { rows } = await sql<{ n: number; runs: number; generic: number }>`
+        SELECT count(*)::int AS n, coalesce(sum(generic_plans + custom_plans), 0)::int AS runs, coalesce(sum(generic_plans), 0)::int AS generic
+        FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*) AS n FROM pipeline_scratch WHERE id =%'`.execute(conn);
+      return rows[0];
+    });
+    // One statement on the connection, run eight times; after five custom plans PostgreSQL keeps
+    // the generic one for a statement this simple.
+    expect(counts).toEqual({ n: 1, runs: 8, generic: 3 });
+  });
+
+  it('runs unnamed once the server lost the statement, as behind a transaction-mode pooler', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(5).execute();
+    const answers = await db.connection().execute(async (conn) => {
+      const ask = () => executePrepared(conn, sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pipeline_scratch WHERE id = ${5}) AS lost`);
+      const first = (await ask()).rows;
+      // Another server connection, as far as the prepared statement is concerned.
+      await sql`DEALLOCATE ALL`.execute(conn);
+      const second = (await ask()).rows;
+      const third = (await ask()).rows;
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%AS lost'`.execute(conn);
+      return { first, second, third, prepared: rows[0]?.n };
+    });
+    expect(answers).toEqual({ first: [{ lost: true }], second: [{ lost: true }], third: [{ lost: true }], prepared: 0 });
   });
 });

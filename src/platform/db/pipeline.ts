@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { CompiledQuery, type Compilable, type QueryExecutorProvider, type QueryResult, type RawBuilder } from 'kysely';
 
@@ -63,6 +64,40 @@ export async function deferWrite(tx: OpenTransaction, query: Compilable | RawBui
   }
 }
 
+/**
+ * Appended to a prepared statement's parameters (`executePrepared`): the name the connection
+ * prepares it under. The PipeliningClient takes it off again; it is never sent as a parameter.
+ */
+class PreparedStatement {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * Runs `query` as a named prepared statement: each connection parses it once, and after a few
+ * executions PostgreSQL may keep a generic plan for it instead of planning it at every execution
+ * (an unnamed statement is planned each time it runs). For a statement with a fixed text that runs
+ * very often and costs more to plan than to execute — a large question of EXISTS clauses asked at
+ * every step of a loop. The name is derived from the text, so one text is one statement on every
+ * connection. Not for a statement whose text varies with its input (an IN list's length): each
+ * text would stay prepared on the connection. Never deferred; inside a transaction, and on a
+ * connection behind a transaction-mode pooler, it runs unnamed (see PipeliningClient).
+ */
+export async function executePrepared<R>(
+  db: QueryExecutorProvider & { executeQuery<O>(query: CompiledQuery<O>): Promise<QueryResult<O>> },
+  query: RawBuilder<R>,
+): Promise<QueryResult<R>> {
+  const compiled = query.compile(db);
+  const name = `kosh_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 32)}`;
+  return db.executeQuery(CompiledQuery.raw(compiled.sql, [...compiled.parameters, new PreparedStatement(name)])) as Promise<QueryResult<R>>;
+}
+
+/** The prepared statement's mark, when `values` ends with one. */
+function preparedMark(values: unknown): PreparedStatement | undefined {
+  if (!Array.isArray(values) || values.length === 0) return undefined;
+  const last: unknown = values[values.length - 1];
+  return last instanceof PreparedStatement ? last : undefined;
+}
+
 /** The deferred write's mark, when `values` ends with one. */
 function deferredMark(values: unknown): DeferredWrite | undefined {
   if (!Array.isArray(values) || values.length === 0) return undefined;
@@ -90,6 +125,8 @@ export class PipeliningClient extends pg.Client {
    */
   #transaction: { owed: Promise<unknown>[] } | undefined;
   #corked = false;
+  /** Set once a named statement was missing or already there on the server (see #sendPrepared). */
+  #unnamedOnly = false;
 
   constructor(config?: pg.ClientConfig) {
     super({ ...config, pipeline: true } as pg.ClientConfig);
@@ -108,8 +145,9 @@ export class PipeliningClient extends pg.Client {
       this.#uncork();
       return (pg.Client.prototype.query as (...a: unknown[]) => never).apply(this, args);
     }
+    const prepared = preparedMark(values);
     const mark = deferredMark(values);
-    const params = mark ? (values as unknown[]).slice(0, -1) : (values as unknown[] | undefined);
+    const params = mark || prepared ? (values as unknown[]).slice(0, -1) : (values as unknown[] | undefined);
     if (mark && this.#transaction) return this.#defer(this.#transaction, text, params, mark.mapError) as never;
     const trimmed = text.trim();
     if (BEGINS.test(trimmed)) {
@@ -117,7 +155,9 @@ export class PipeliningClient extends pg.Client {
       this.#transaction = { owed: [] };
       return this.#defer(this.#transaction, text, params, undefined) as never;
     }
-    const answer = this.#send(text, params);
+    // A transaction's statements stay unnamed: a failed one would abort it (see #sendPrepared).
+    const name = prepared && !this.#transaction && !this.#unnamedOnly ? prepared.name : undefined;
+    const answer = name ? this.#sendPrepared(text, params, name) : this.#send(text, params);
     this.#uncork();
     const transaction = this.#transaction;
     if (ENDS.test(trimmed)) this.#transaction = undefined;
@@ -171,7 +211,26 @@ export class PipeliningClient extends pg.Client {
     throw failures[0];
   }
 
-  #send(text: string, values: unknown): Promise<pg.QueryResult> {
+  /**
+   * A named statement, outside a transaction. Behind a transaction-mode pooler (PgBouncer without
+   * `max_prepared_statements`) consecutive statements of this connection reach different server
+   * connections: the statement is then missing (26000) where this connection prepared it, or
+   * already there (42P05) from another client. It runs unnamed instead, and so does every
+   * statement of this connection from then on.
+   */
+  async #sendPrepared(text: string, values: unknown, name: string): Promise<pg.QueryResult> {
+    try {
+      return await this.#send(text, values, name);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== '26000' && code !== '42P05') throw error;
+      this.#unnamedOnly = true;
+      return this.#send(text, values);
+    }
+  }
+
+  #send(text: string, values: unknown, name?: string): Promise<pg.QueryResult> {
+    if (name) return (pg.Client.prototype.query as (q: pg.QueryConfig) => Promise<pg.QueryResult>).call(this, { name, text, values: values as unknown[] });
     return (pg.Client.prototype.query as (t: string, v?: unknown) => Promise<pg.QueryResult>).call(this, text, values);
   }
 
