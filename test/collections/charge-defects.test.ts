@@ -17,10 +17,12 @@ beforeAll(async () => {
   server = await startRazorpayServer();
   t = await startTestKosh({ env: { KOSH_RAZORPAY_API_BASE: server.url } });
   tenant = await t.registerTenant();
-  const res = await tenant.api('POST', '/v1/gateway-connections', {
-    provider: 'razorpay',
-    credentials: { key_id: server.keyId, key_secret: server.keySecret, webhook_secret: server.webhookSecret },
-    currencies: ['INR'],
+  const res = await tenant.http.POST('/v1/gateway-connections', {
+    body: {
+      provider: 'razorpay',
+      credentials: { key_id: server.keyId, key_secret: server.keySecret, webhook_secret: server.webhookSecret },
+      currencies: ['INR'],
+    },
   });
   expect(res.status, res.text).toBe(201);
 });
@@ -39,16 +41,18 @@ async function invoiceToCharge(n: number): Promise<string> {
   const email = `${n}.defects@asha.example.in`;
   const contact = '+919900000002';
   const customer = (
-    await tenant.api('POST', '/v1/customers', { email, name: 'Asha Rao', phone: contact, billing_address: { state_code: '29', country: 'IN' } })
+    await tenant.http.POST('/v1/customers', { body: { email, name: 'Asha Rao', phone: contact, billing_address: { state_code: '29', country: 'IN' } } })
   ).body.data;
   const { tokenId } = server.addToken({ email, contact, method: 'card', network: 'Visa', last4: '1111' });
-  expect((await tenant.api('POST', `/v1/customers/${customer.id}/payment-methods`, { token: tokenId })).status).toBe(201);
-  const invoice = await tenant.api('POST', '/v1/invoices', {
-    customer_id: customer.id,
-    currency: 'INR',
-    collection_method: 'charge_automatically',
-    lines: [{ description: 'Seats', unit_amount: 50000 }],
-    auto_finalize: true,
+  expect((await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer.id }, body: { token: tokenId } })).status).toBe(201);
+  const invoice = await tenant.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customer.id,
+      currency: 'INR',
+      collection_method: 'charge_automatically',
+      lines: [{ description: 'Seats', unit_amount: 50000 }],
+      auto_finalize: true,
+    },
   });
   expect(invoice.status, invoice.text).toBe(201);
   await t.kosh.worker.drain();

@@ -43,7 +43,7 @@ beforeAll(async () => {
     ['stripe', { secret_key: stripe.secretKey, webhook_secret: stripe.webhookSecret }, 'USD'],
     ['razorpay', { key_id: razorpay.keyId, key_secret: razorpay.keySecret, webhook_secret: razorpay.webhookSecret }, 'INR'],
   ] as const) {
-    const res = await tenant.api('POST', '/v1/gateway-connections', { provider, credentials, currencies: [currency] });
+    const res = await tenant.http.POST('/v1/gateway-connections', { body: { provider, credentials, currencies: [currency] } });
     expect(res.status, res.text).toBe(201);
     connections[provider] = res.body.data.id;
   }
@@ -87,7 +87,7 @@ async function invoiceAndLink(provider: Provider): Promise<{ invoice: { id: stri
       : { name: 'Riya Sharma', gstin: gstinFor('29', 'BBBBB2222B1Z') },
   );
   const invoice = await createInvoice(tenant, customer, [25_000, 10_000], provider === 'stripe' ? { currency: 'USD' } : {});
-  const res = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+  const res = await tenant.http.POST('/v1/invoices/{id}/checkout-sessions', { path: { id: invoice.id } });
   expect(res.status, res.text).toBe(201);
   expect(res.body.data.url.startsWith(`${base}/checkout/`)).toBe(true);
   return { invoice, link: res.body.data.url };
@@ -128,8 +128,12 @@ const deliveriesOf = (provider: Provider, reference: string) =>
 /** The invoice is paid exactly once, and the provider's deliveries were all accepted. */
 async function expectPaidOnce(provider: Provider, invoice: { id: string; total: number }): Promise<void> {
   const reference = referenceOf(provider, invoice.id);
-  expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
-  const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data;
+  expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({
+    status: 'paid',
+    amount_paid: invoice.total,
+    amount_due: 0,
+  });
+  const payments = (await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data;
   expect(payments).toHaveLength(1);
   expect(payments[0]).toMatchObject({ gateway: provider, amount: invoice.total, payment_type: 'card' });
   const deliveries = deliveriesOf(provider, reference);
@@ -161,7 +165,7 @@ async function replay(provider: Provider, invoice: { id: string; total: number }
     expect(await send({ ...sent, headers: { ...sent.headers, 'x-razorpay-event-id': 'evt_replayed' } })).toMatchObject({ duplicate: true });
     expect(await send(razorpay.webhook('payment_link.paid', { payment_link: link, payment }))).toMatchObject({ duplicate: false, type: 'payment.succeeded' });
   }
-  expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(1);
+  expect((await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data).toHaveLength(1);
 }
 
 describe.each(['stripe', 'razorpay'] as const)('checkout handed over to %s', (provider) => {
@@ -199,7 +203,7 @@ describe.each(['stripe', 'razorpay'] as const)('checkout handed over to %s', (pr
     const html = await cancelled.text();
     expect(html).toContain('data-cancelled');
     expect(html).toContain(`href="${providerPage.replace(/&/g, '&amp;')}"`);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('open');
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data.status).toBe('open');
   });
 });
 
@@ -209,24 +213,26 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
   /** A customer with a Razorpay recurring token (a mandate: 24-hour pre-debit notice), an open invoice, and /pay on it: a debit scheduled. */
   async function scheduledDebit(): Promise<{ customer: string; invoice: { id: string; number: string; total: number } }> {
     const email = `mandate${++n}@acme.example`;
-    const created = await tenant.api('POST', '/v1/customers', {
-      email,
-      name: 'Asha Rao',
-      phone: '+919800000001',
-      billing_address: { state_code: '29', country: 'IN' },
+    const created = await tenant.http.POST('/v1/customers', {
+      body: {
+        email,
+        name: 'Asha Rao',
+        phone: '+919800000001',
+        billing_address: { state_code: '29', country: 'IN' },
+      },
     });
     const { tokenId } = razorpay.addToken({ email, contact: '+919800000001', method: 'card', network: 'Visa', last4: '1111', outcome: { kind: 'pending' } });
-    const pm = await tenant.api('POST', `/v1/customers/${created.body.data.id}/payment-methods`, { token: tokenId });
+    const pm = await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: created.body.data.id }, body: { token: tokenId } });
     expect(pm.status, pm.text).toBe(201);
     const invoice = await createInvoice(tenant, created.body.data.id, [10_000]);
-    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/pay`, { payment_method_id: pm.body.data.id })).status).toBe(200);
+    expect((await tenant.http.POST('/v1/invoices/{id}/pay', { path: { id: invoice.id }, body: { payment_method_id: pm.body.data.id } })).status).toBe(200);
     const [attempt] = await attemptsOf(invoice.id);
     expect(attempt).toMatchObject({ status: 'pending' });
     expect(new Date(attempt!.charge_after!).getTime()).toBe(t.clock.now().getTime() + 24 * HOUR);
     return { customer: created.body.data.id, invoice };
   }
   const attemptsOf = async (invoiceId: string) =>
-    (await tenant.api('GET', `/v1/invoices/${invoiceId}/payment-attempts`)).body.data as {
+    (await tenant.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoiceId } })).body.data as {
       status: string;
       charge_after: string | null;
       failure_code: string | null;
@@ -235,28 +241,32 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
   const debitsSent = () => razorpay.requests.filter((r) => r.method === 'POST' && (r.path === '/v1/payments/create/recurring' || r.path === '/v1/orders'));
   /** The customer pays on the Payment Link page; the local server delivers its two signed webhooks to Kosh. */
   async function payOnProviderPage(invoiceId: string): Promise<void> {
-    const checkout = await tenant.api('POST', `/v1/invoices/${invoiceId}/checkout-sessions`);
+    const checkout = await tenant.http.POST('/v1/invoices/{id}/checkout-sessions', { path: { id: invoiceId } });
     expect(checkout.status, checkout.text).toBe(201);
     const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
     expect(providerPage.startsWith(razorpay.url)).toBe(true);
     expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
   }
   const advances = async () =>
-    ((await tenant.api('GET', '/v1/ledger/trial-balance?currency=INR')).body.data.accounts.find((a: { code: number }) => a.code === 2310)?.credit ??
-      0) as number;
+    ((await tenant.http.GET('/v1/ledger/trial-balance', { query: { currency: 'INR' } })).body.data.accounts.find((a: { code: number }) => a.code === 2310)
+      ?.credit ?? 0) as number;
 
   it('in its notice wait: the hosted payment cancels the debit and pays the invoice once; past the notice nothing is sent to Razorpay', async () => {
     const { invoice } = await scheduledDebit();
     await payOnProviderPage(invoice.id);
     const deliveries = deliveriesOf('razorpay', referenceOf('razorpay', invoice.id));
     expect(deliveries.map((d) => d.status)).toEqual([200, 200]);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
-    const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data;
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({
+      status: 'paid',
+      amount_paid: invoice.total,
+      amount_due: 0,
+    });
+    const payments = (await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data;
     expect(payments).toEqual([expect.objectContaining({ gateway: 'razorpay', amount: invoice.total, status: 'succeeded' })]);
     const attempts = await attemptsOf(invoice.id);
     expect(attempts.map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
     expect(attempts.find((a) => a.status === 'canceled')).toMatchObject({ failure_code: 'paid_by_checkout', payment_id: null });
-    expect(attempts.find((a) => a.status === 'succeeded')!.payment_id).toBe(payments[0].id);
+    expect(attempts.find((a) => a.status === 'succeeded')!.payment_id).toBe(payments[0]!.id);
     await t.kosh.worker.drain();
     const mails = sink.messages.filter((m) => m.subject.includes(`invoice ${invoice.number}`)).map((m) => m.subject);
     expect(mails.some((s) => s.startsWith('Upcoming mandate debit'))).toBe(true);
@@ -272,7 +282,7 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     await t.kosh.worker.drain();
     expect(debitsSent()).toEqual([]);
     expect((await attemptsOf(invoice.id)).map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
-    expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(1);
+    expect((await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data).toHaveLength(1);
   });
 
   it('due but not yet picked up by the sweep: still never sent, so still canceled', async () => {
@@ -284,7 +294,7 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     await t.kosh.worker.drain();
     expect(debitsSent()).toEqual([]);
     expect((await attemptsOf(invoice.id)).map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
   });
 
   it('already sent to Razorpay: 409 payment_in_progress; when both succeed, the redelivered hosted payment lands in customer advances', async () => {
@@ -299,7 +309,7 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     const reference = referenceOf('razorpay', invoice.id);
     // payment_link.paid names the session (payment.captured of a link payment carries no notes here: 200, nothing to apply).
     expect(deliveriesOf('razorpay', reference).find((d) => d.type === 'payment_link.paid')!.status).toBe(409);
-    expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(0);
+    expect((await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data).toHaveLength(0);
     expect((await attemptsOf(invoice.id)).map((a) => a.status)).toEqual(['pending']);
 
     // The bank answers the debit: it pays the invoice.
@@ -310,7 +320,7 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     const deliver = async (d: { rawBody: Buffer; headers: Record<string, string> }) =>
       (await t.kosh.app.inject({ method: 'POST', url, headers: { ...d.headers, 'content-type': 'application/json' }, payload: d.rawBody })).statusCode;
     expect(await deliver(razorpay.webhook('payment.captured', { payment: captured }))).toBe(200);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
     const before = await advances();
 
     // Razorpay redelivers the hosted payment's events (same ids): recorded once, all of it a customer advance.
@@ -320,10 +330,17 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
       const entities = d.type === 'payment.captured' ? { payment: hosted } : { payment_link: link, payment: hosted };
       expect(await deliver(razorpay.webhook(d.type, entities, { eventId: d.id }))).toBe(200);
     }
-    const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data as { gateway_payment_id: string; amount: number }[];
+    const payments = (await tenant.http.GET('/v1/payments', { query: { invoice_id: invoice.id } })).body.data as {
+      gateway_payment_id: string;
+      amount: number;
+    }[];
     expect(payments.map((p) => p.gateway_payment_id).sort()).toEqual([debit.id, hosted.id].sort());
     expect(payments.every((p) => p.amount === invoice.total)).toBe(true);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({
+      status: 'paid',
+      amount_paid: invoice.total,
+      amount_due: 0,
+    });
     expect((await advances()) - before).toBe(invoice.total);
   });
 });

@@ -36,7 +36,7 @@ beforeAll(async () => {
   t = await startTestKosh({ env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in' } });
   journal = testGatewayJournal(t.kosh.deps.scope, 'memory:');
   acme = await t.registerTenant({ gstin: gstinFor('29') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
 });
 afterAll(async () => {
   await t?.close();
@@ -47,12 +47,12 @@ async function mandateCustomer(token: string, mandate?: Record<string, unknown>)
   const customer = await createCustomer(acme, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
   const res = await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token, ...(mandate ? { mandate } : {}) });
   expect(res.status, res.text).toBe(201);
-  const email = (await acme.api('GET', `/v1/customers/${customer}`)).body.data.email as string;
+  const email = (await acme.http.GET('/v1/customers/{id}', { path: { id: customer } })).body.data.email as string;
   return { customer, email, pm: res.body.data };
 }
 
-const attemptsOf = async (invoiceId: string) => (await acme.api('GET', `/v1/invoices/${invoiceId}/payment-attempts`)).body.data;
-const invoiceOf = async (invoiceId: string) => (await acme.api('GET', `/v1/invoices/${invoiceId}`)).body.data;
+const attemptsOf = async (invoiceId: string) => (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoiceId } })).body.data;
+const invoiceOf = async (invoiceId: string) => (await acme.http.GET('/v1/invoices/{id}', { path: { id: invoiceId } })).body.data;
 const mailTo = (email: string) => sink.messages.filter((m) => m.envelope.to.includes(email));
 const chargesOf = async (invoiceId: string) => {
   const ids = new Set((await attemptsOf(invoiceId)).map((a: { id: string }) => `kosh_att_${a.id}`));
@@ -72,14 +72,17 @@ describe('mandate terms', () => {
       valid_until: until.toISOString(),
       frequency: 'monthly',
     });
-    const listed = (await acme.api('GET', `/v1/customers/${customer}/payment-methods`)).body.data;
-    expect(listed[0].mandate.max_amount).toBe(50_000_00);
+    const listed = (await acme.http.GET('/v1/customers/{id}/payment-methods', { path: { id: customer } })).body.data;
+    expect(listed[0]!.mandate!.max_amount).toBe(50_000_00);
     // A plain card is no mandate: no terms shown, none accepted.
-    const card = await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' });
+    const card = await acme.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_visa' } });
     expect(card.body.data.mandate).toBeNull();
-    const refused = await acme.api('POST', `/v1/customers/${customer}/payment-methods`, {
-      token: 'tok_visa',
-      mandate: { max_amount: 1_000_00, frequency: 'monthly' },
+    const refused = await acme.http.POST('/v1/customers/{id}/payment-methods', {
+      path: { id: customer },
+      body: {
+        token: 'tok_visa',
+        mandate: { max_amount: 1_000_00, frequency: 'monthly' },
+      },
     });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('not an e-mandate');
@@ -94,11 +97,11 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
     await t.kosh.worker.drain();
     const [attempt] = await attemptsOf(inv.id);
     expect(attempt).toMatchObject({ status: 'canceled', failure_code: 'mandate_authentication_required', amount: 18_000_00, charge_after: null });
-    expect(attempt.failure_message).toBe(
+    expect(attempt!.failure_message).toBe(
       "INR 18,000.00 is above INR 15,000.00, the most a mandate debit may take without the customer's additional authentication (RBI e-mandate framework); not debited: the customer was sent a pay link",
     );
     const [mail] = mailTo(email);
-    const merchant = (await acme.api('GET', `/v1/entities/${entityId}`)).body.data.legal_name;
+    const merchant = (await acme.http.GET('/v1/entities/{id}', { path: { id: entityId } })).body.data.legal_name;
     expect(mail?.subject).toBe(`Please pay invoice ${inv.number} (INR 18,000.00) to ${merchant}`);
     expect(mail?.text).toContain('will not be debited from your mandate: INR 18,000.00 is above INR 15,000.00');
     const payUrl = /https:\/\/billing\.example\.in\/checkout\/[^\s]+/.exec(mail?.text ?? '')?.[0];
@@ -120,14 +123,14 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
     const inv = await autoInvoice(customer, 15_254_24); // ₹18 000 as above: above ₹15 000, a pay link
     await t.kosh.worker.drain();
     const [attempt] = await attemptsOf(inv.id);
-    expect(attempt.status).toBe('canceled');
+    expect(attempt!.status).toBe('canceled');
     expect(mailTo(email)).toHaveLength(1);
     // The job again with the same attempt, twice over (as a retry after a crash past its commit would run it).
     for (let i = 0; i < 2; i++) {
       await enqueueJob(t.database.db, t.clock.now(), {
         kind: 'collections.mandate_pay_links',
         tenantId: acme.tenantId,
-        payload: { attempt_ids: [attempt.id] },
+        payload: { attempt_ids: [attempt!.id] },
       });
       await t.kosh.worker.drain();
     }
@@ -137,14 +140,17 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
       .select(['status', 'recipient'])
       .where('tenant_id', '=', acme.tenantId)
       .where('notification', '=', 'mandate_pay_link')
-      .where('dedupe_key', '=', attempt.id)
+      .where('dedupe_key', '=', attempt!.id)
       .execute();
     expect(logged).toEqual([{ status: 'queued', recipient: email }]);
   });
 
   it('the listed categories’ ₹1 lakh limit (entity setting) lets ₹18 000 be announced and debited', async () => {
-    const patched = await acme.api('PATCH', `/v1/entities/${entityId}`, {
-      emandate: { category: 'insurance_premium', grievance_contact: 'Grievance Officer, grievance@acme.example.in' },
+    const patched = await acme.http.PATCH('/v1/entities/{id}', {
+      path: { id: entityId },
+      body: {
+        emandate: { category: 'insurance_premium', grievance_contact: 'Grievance Officer, grievance@acme.example.in' },
+      },
     });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.data.emandate).toEqual({
@@ -159,12 +165,12 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
       await t.kosh.worker.drain();
       expect(await attemptsOf(inv.id)).toMatchObject([{ status: 'pending', amount: 18_000_00 }]);
       // An explicit limit overrides the category's: ₹17 999.99 refuses the ₹18 000.00 debit.
-      await acme.api('PATCH', `/v1/entities/${entityId}`, { emandate: { afa_limit: 17_999_99 } });
+      await acme.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { emandate: { afa_limit: 17_999_99 } } });
       const second = await autoInvoice(customer, 15_254_24);
       await t.kosh.worker.drain();
       expect(await attemptsOf(second.id)).toMatchObject([{ status: 'canceled', failure_code: 'mandate_authentication_required' }]);
     } finally {
-      await acme.api('PATCH', `/v1/entities/${entityId}`, { emandate: { category: 'standard', afa_limit: null } });
+      await acme.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { emandate: { category: 'standard', afa_limit: null } } });
     }
   });
 
@@ -175,7 +181,7 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
     await t.kosh.worker.drain();
     const [attempt] = await attemptsOf(inv.id);
     expect(attempt).toMatchObject({ status: 'canceled', failure_code: 'mandate_max_amount_exceeded' });
-    expect(attempt.failure_message).toContain("INR 5,900.00 is above the mandate's maximum of INR 5,000.00");
+    expect(attempt!.failure_message).toContain("INR 5,900.00 is above the mandate's maximum of INR 5,000.00");
 
     // Valid for 12 hours: a debit 24 hours after its notice falls outside.
     const until = new Date(t.clock.now().getTime() + 12 * HOUR).toISOString();
@@ -188,7 +194,10 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
 
 describe('the pre-debit notice, the skip link and the post-debit notice', () => {
   it('₹11 800 is announced with merchant, amount, date, mandate reference and a skip link, debited after 24 hours, then confirmed with the grievance contact', async () => {
-    await acme.api('PATCH', `/v1/entities/${entityId}`, { emandate: { grievance_contact: 'grievance@acme.example.in, 080 4000 0000' } });
+    await acme.http.PATCH('/v1/entities/{id}', {
+      path: { id: entityId },
+      body: { emandate: { grievance_contact: 'grievance@acme.example.in, 080 4000 0000' } },
+    });
     const { customer, email } = await mandateCustomer('tok_card_mandate', { max_amount: 50_000_00, frequency: 'monthly' });
     const start = t.clock.now().getTime();
     const inv = await autoInvoice(customer, 10_000_00);
@@ -199,12 +208,12 @@ describe('the pre-debit notice, the skip link and the post-debit notice', () => 
     expect(attempt).toMatchObject({ status: 'pending', charge_after: new Date(start + DAY).toISOString() });
     const [notice] = mailTo(email);
     const ist = new Date(start + DAY + 5.5 * HOUR).toISOString();
-    const merchant = (await acme.api('GET', `/v1/entities/${entityId}`)).body.data.legal_name;
+    const merchant = (await acme.http.GET('/v1/entities/{id}', { path: { id: entityId } })).body.data.legal_name;
     expect(notice?.subject).toBe(`Upcoming mandate debit of INR 11,800.00 on ${ist.slice(0, 10)} for invoice ${inv.number} from ${merchant}`);
     expect(notice?.text).toContain(
       `${merchant} will debit INR 11,800.00 from your mandate tok_card_mandate on or after ${ist.slice(0, 10)} ${ist.slice(11, 16)} (Asia/Kolkata) for invoice ${inv.number}.`,
     );
-    expect(notice?.text).toMatch(new RegExp(`https://billing\\.example\\.in/mandate-debits/${acme.tenantId}/${attempt.id}/skip\\?token=[\\w-]+`));
+    expect(notice?.text).toMatch(new RegExp(`https://billing\\.example\\.in/mandate-debits/${acme.tenantId}/${attempt!.id}/skip\\?token=[\\w-]+`));
 
     t.clock.advance(DAY + 2 * MINUTE);
     await t.kosh.worker.drain();
@@ -228,7 +237,7 @@ describe('the pre-debit notice, the skip link and the post-debit notice', () => 
     expect(shown.status).toBe(200);
     expect(shown.text).toContain('Skip this debit');
     expect(shown.text).toContain('₹11,800.00');
-    expect((await attemptsOf(inv.id))[0].status).toBe('pending');
+    expect((await attemptsOf(inv.id))[0]!.status).toBe('pending');
 
     const skipped = await t.call({ method: 'POST', url: link!, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
     expect(skipped.status).toBe(200);
@@ -272,10 +281,10 @@ describe('UPI AutoPay: NPCI peak hours and the retry limit', () => {
     const inv = await createInvoice(acme, customer, [1_000_00]);
     for (let n = 1; n <= 4; n++) {
       const started = t.clock.now().getTime();
-      const res = await acme.api('POST', `/v1/invoices/${inv.id}/pay`, {});
+      const res = await acme.http.POST('/v1/invoices/{id}/pay', { path: { id: inv.id }, body: {} });
       expect(res.status, res.text).toBe(200);
       const pending = (await attemptsOf(inv.id)).find((a: { status: string }) => a.status === 'pending');
-      const due = new Date(pending.charge_after).getTime();
+      const due = new Date(pending!.charge_after!).getTime();
       if (n === 1) expect(due - started).toBe(DAY + 2 * HOUR); // 11:00 IST + 2 h = 13:00 IST
       // Not in the peak window, at most the window's length later.
       expect(outsideUpiPeak(new Date(due)).getTime()).toBe(due);
@@ -283,9 +292,9 @@ describe('UPI AutoPay: NPCI peak hours and the retry limit', () => {
       await t.kosh.worker.drain();
       expect((await attemptsOf(inv.id)).filter((a: { status: string }) => a.status === 'failed')).toHaveLength(n);
     }
-    const fifth = await acme.api('POST', `/v1/invoices/${inv.id}/pay`, {});
+    const fifth = await acme.http.POST('/v1/invoices/{id}/pay', { path: { id: inv.id }, body: {} });
     expect(fifth.status).toBe(409);
-    expect(fifth.body.error.reason).toBe('autopay_retry_limit');
+    expect(fifth.error!.reason).toBe('autopay_retry_limit');
     expect(await chargesOf(inv.id)).toHaveLength(4);
   });
 });

@@ -60,7 +60,9 @@ describe.skipIf(!onPostgresServer)('charging, killed between the gateway call an
 
   it('pays the invoice once and the gateway sees one charge after a SIGKILL and a restart', async () => {
     const customer = await createCustomer(acme);
-    expect((await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_timeoutAfterCharge' })).status).toBe(201);
+    expect((await acme.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_timeoutAfterCharge' } })).status).toBe(
+      201,
+    );
     const inv = await createInvoice(acme, customer, [50_000], { collection_method: 'charge_automatically' });
     const now = t.clock.now();
 
@@ -75,18 +77,18 @@ describe.skipIf(!onPostgresServer)('charging, killed between the gateway call an
     expect(killed.signal, killed.out).toBe('SIGKILL');
     expect(journal()).toHaveLength(1);
     // The attempt was committed pending before the call; the outcome never was.
-    let attempts = (await acme.api('GET', `/v1/invoices/${inv.id}/payment-attempts`)).body.data;
+    let attempts = (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: inv.id } })).body.data;
     expect(attempts).toMatchObject([{ status: 'pending' }]);
-    expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.status).toBe('open');
+    expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data.status).toBe('open');
 
     const second = await run(['resolve', new Date(now.getTime() + 2 * 60_000).toISOString()]).done;
     expect(second.code, second.out).toBe(0);
     expect(JSON.parse(second.out.trim().split('\n').at(-1)!)).toEqual({ resolved: 1 });
 
-    expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 59_000 });
-    attempts = (await acme.api('GET', `/v1/invoices/${inv.id}/payment-attempts`)).body.data;
+    expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data).toMatchObject({ status: 'paid', amount_paid: 59_000 });
+    attempts = (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: inv.id } })).body.data;
     expect(attempts).toMatchObject([{ status: 'succeeded' }]);
-    expect((await acme.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data).toHaveLength(1);
+    expect((await acme.http.GET('/v1/payments', { query: { invoice_id: inv.id } })).body.data).toHaveLength(1);
     expect(journal()).toHaveLength(1);
     // The queued charge job, run now, finds the invoice paid and charges nothing.
     await t.kosh.worker.drain();

@@ -28,7 +28,7 @@ beforeAll(async () => {
     ['stripe', { secret_key: stripe.secretKey, webhook_secret: stripe.webhookSecret }, 'USD'],
     ['razorpay', { key_id: razorpay.keyId, key_secret: razorpay.keySecret, webhook_secret: razorpay.webhookSecret }, 'INR'],
   ] as const) {
-    const res = await tenant.api('POST', '/v1/gateway-connections', { provider, credentials, currencies: [currency] });
+    const res = await tenant.http.POST('/v1/gateway-connections', { body: { provider, credentials, currencies: [currency] } });
     expect(res.status, res.text).toBe(201);
     connections[provider] = res.body.data.id;
   }
@@ -50,16 +50,18 @@ async function deliver(provider: 'stripe' | 'razorpay', delivery: { rawBody: Buf
 }
 
 async function invoiceNow(id: string) {
-  return (await tenant.api('GET', `/v1/invoices/${id}`)).body.data;
+  return (await tenant.http.GET('/v1/invoices/{id}', { path: { id } })).body.data;
 }
 
 async function paymentsOf(invoiceId: string) {
-  return (await tenant.api('GET', `/v1/payments?invoice_id=${invoiceId}`)).body.data as { amount: number; currency: string }[];
+  return (await tenant.http.GET('/v1/payments', { query: { invoice_id: invoiceId } })).body.data as { amount: number; currency: string }[];
 }
 
 /** The `payment.mismatch` events about an invoice, ordered by reason. */
 async function mismatchesOf(invoiceId: string) {
-  const events = (await tenant.api('GET', '/v1/events?type=payment.mismatch&limit=100')).body.data as { data: { object: Record<string, unknown> } }[];
+  const events = (await tenant.http.GET('/v1/events', { query: { type: 'payment.mismatch', limit: 100 } })).body.data as {
+    data: { object: Record<string, unknown> };
+  }[];
   return events
     .map((e) => e.data.object)
     .filter((o) => o.invoice_id === invoiceId)
@@ -77,11 +79,11 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
   it('Razorpay: "100 USD" captured for a pending ₹ debit pays nothing; the ₹ capture afterwards pays the invoice once', async () => {
     const customer = await createCustomer(tenant, { email: 'asha@example.in', phone: '+919900000001', billing_address: { state_code: '29', country: 'IN' } });
     const { tokenId } = razorpay.addToken({ email: 'asha@example.in', contact: '+919900000001', method: 'card', outcome: { kind: 'pending' } });
-    const saved = await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: tokenId });
+    const saved = await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: tokenId } });
     expect(saved.status, saved.text).toBe(201);
     const invoice = await createInvoice(tenant, customer, [100_000], { auto_finalize: true });
     expect(invoice.total).toBe(118_000);
-    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/pay`, { payment_method_id: saved.body.data.id })).status).toBe(200);
+    expect((await tenant.http.POST('/v1/invoices/{id}/pay', { path: { id: invoice.id }, body: { payment_method_id: saved.body.data.id } })).status).toBe(200);
     t.clock.advance(25 * HOUR); // the RBI pre-debit notice, then the debit
     await t.kosh.worker.drain();
     const debit = razorpay.requests.find((r) => r.method === 'POST' && r.path === '/v1/payments/create/recurring')!;
@@ -92,8 +94,8 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
     await deliver('razorpay', razorpay.webhook('payment.captured', { payment: { ...captured, amount: 100_000 } }, { eventId: 'evt_short' }));
     expect(await invoiceNow(invoice.id)).toMatchObject({ status: 'open', amount_paid: 0, amount_due: 118_000 });
     expect(await paymentsOf(invoice.id)).toEqual([]);
-    const [attempt] = (await tenant.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data;
-    expect(attempt.status).toBe('pending');
+    const [attempt] = (await tenant.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoice.id } })).body.data;
+    expect(attempt!.status).toBe('pending');
     expect(await mismatchesOf(invoice.id)).toEqual([
       // Razorpay events are known by what the signature covers (event, payment id, body hash), not by the unsigned event-id header.
       expect.objectContaining({
@@ -106,7 +108,7 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
         provider: 'razorpay',
         event_id: expect.stringMatching(/^payment\.captured:/),
         reason: 'currency_mismatch',
-        attempt_id: attempt.id,
+        attempt_id: attempt!.id,
         gateway_payment_id: paymentId,
         expected: { amount: 118_000, currency: 'INR' },
         received: { amount: 10_000, currency: 'USD' },
@@ -122,7 +124,7 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
   it('Stripe Checkout: a completed session for another amount or currency pays nothing; the right one pays once', async () => {
     const customer = await createCustomer(tenant, { name: 'Acme Inc', billing_address: { line1: '1 Congress Ave', city: 'Austin', country: 'US' } });
     const invoice = await createInvoice(tenant, customer, [25_000, 10_000], { currency: 'USD', auto_finalize: true });
-    const created = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    const created = await tenant.http.POST('/v1/invoices/{id}/checkout-sessions', { path: { id: invoice.id } });
     expect(created.status, created.text).toBe(201);
     const session = [...stripe.checkoutSessions.values()].find((s) => (s.metadata as Record<string, string>).invoice_id === invoice.id)!;
     expect(session.amount_total).toBe(35_000);

@@ -22,10 +22,12 @@ beforeAll(async () => {
   server = await startRazorpayServer();
   t = await startTestKosh({ env: { KOSH_RAZORPAY_API_BASE: server.url } });
   tenant = await t.registerTenant();
-  const res = await tenant.api('POST', '/v1/gateway-connections', {
-    provider: 'razorpay',
-    credentials: { key_id: server.keyId, key_secret: server.keySecret, webhook_secret: server.webhookSecret },
-    currencies: ['INR'],
+  const res = await tenant.http.POST('/v1/gateway-connections', {
+    body: {
+      provider: 'razorpay',
+      credentials: { key_id: server.keyId, key_secret: server.keySecret, webhook_secret: server.webhookSecret },
+      currencies: ['INR'],
+    },
   });
   expect(res.status, res.text).toBe(201);
   connection = res.body.data.id;
@@ -42,34 +44,42 @@ async function customerWithToken(
   n = 0,
 ): Promise<{ customer: string; pm: string; token: string }> {
   const mail = `${n}.${email}`;
-  const created = await tenant.api('POST', '/v1/customers', {
-    email: mail,
-    name: 'Asha Rao',
-    phone: contact,
-    billing_address: { state_code: '29', country: 'IN' },
+  const created = await tenant.http.POST('/v1/customers', {
+    body: {
+      email: mail,
+      name: 'Asha Rao',
+      phone: contact,
+      billing_address: { state_code: '29', country: 'IN' },
+    },
   });
   expect(created.status, created.text).toBe(201);
   const { tokenId } = server.addToken({ email: mail, contact, method: 'card', network: 'Visa', last4: '1111', ...(outcome ? { outcome } : {}) });
-  const saved = await tenant.api('POST', `/v1/customers/${created.body.data.id}/payment-methods`, { token: tokenId });
+  const saved = await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: created.body.data.id }, body: { token: tokenId } });
   expect(saved.status, saved.text).toBe(201);
   expect(saved.body.data).toMatchObject({ gateway: 'razorpay', type: 'card', last4: '1111', is_default: true });
   return { customer: created.body.data.id, pm: saved.body.data.id, token: tokenId };
 }
 
 async function invoice(customer: string, amount: number, collection: 'send_invoice' | 'charge_automatically' = 'send_invoice') {
-  const res = await tenant.api('POST', '/v1/invoices', {
-    customer_id: customer,
-    currency: 'INR',
-    collection_method: collection,
-    lines: [{ description: 'Seats', unit_amount: amount }],
-    auto_finalize: true,
+  const res = await tenant.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customer,
+      currency: 'INR',
+      collection_method: collection,
+      lines: [{ description: 'Seats', unit_amount: amount }],
+      auto_finalize: true,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; amount_due: number; total: number };
 }
 
 const attemptsOf = async (invoiceId: string) =>
-  (await tenant.api('GET', `/v1/invoices/${invoiceId}/payment-attempts`)).body.data as { id: string; status: string; failure_code: string | null }[];
+  (await tenant.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoiceId } })).body.data as {
+    id: string;
+    status: string;
+    failure_code: string | null;
+  }[];
 const sent = (method: string, path: string) => server.requests.filter((r) => r.method === method && r.path === path);
 
 async function deliver(event: string, entities: Parameters<RazorpayServer['webhook']>[1], eventId: string) {
@@ -88,7 +98,7 @@ describe('razorpay through the API', () => {
     const { customer, pm, token } = await customerWithToken({ kind: 'pending' });
     const inv = await invoice(customer, 100_000);
     server.requests.length = 0;
-    const res = await tenant.api('POST', `/v1/invoices/${inv.id}/pay`, { payment_method_id: pm });
+    const res = await tenant.http.POST('/v1/invoices/{id}/pay', { path: { id: inv.id }, body: { payment_method_id: pm } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.status).toBe('open');
     // RBI pre-debit notice: nothing is sent to Razorpay before 24 hours.
@@ -113,8 +123,8 @@ describe('razorpay through the API', () => {
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json()).toMatchObject({ duplicate: false });
     expect((await deliver('payment.captured', { payment: captured }, 'evt_rzp_captured_1')).statusCode).toBe(200);
-    expect((await tenant.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_due: 0 });
-    const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data;
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data).toMatchObject({ status: 'paid', amount_due: 0 });
+    const payments = (await tenant.http.GET('/v1/payments', { query: { invoice_id: inv.id } })).body.data;
     expect(payments).toEqual([expect.objectContaining({ gateway: 'razorpay', gateway_payment_id: paymentId, amount: inv.total })]);
     // A bad signature → 400, nothing changes.
     const forged = server.webhook('payment.captured', { payment: captured }, { eventId: 'evt_rzp_forged', secret: 'not-the-secret' });
@@ -127,13 +137,13 @@ describe('razorpay through the API', () => {
     expect(bad.statusCode).toBe(400);
 
     server.requests.length = 0;
-    const refund = await tenant.api('POST', `/v1/payments/${payments[0].id}/refunds`, { amount: 20_000, reason: 'Seat removed' });
+    const refund = await tenant.http.POST('/v1/payments/{id}/refunds', { path: { id: payments[0]!.id }, body: { amount: 20_000, reason: 'Seat removed' } });
     expect(refund.status, refund.text).toBe(201);
     await t.kosh.worker.drain();
     const [refundCall] = sent('POST', `/v1/payments/${paymentId}/refund`);
     expect(refundCall!.headers.authorization).toBe(basic());
     expect(refundCall!.body).toMatchObject({ amount: 20_000, speed: 'normal' });
-    const note = (await tenant.api('GET', `/v1/credit-notes/${refund.body.data.credit_note_id}`)).body.data;
+    const note = (await tenant.http.GET('/v1/credit-notes/{id}', { path: { id: refund.body.data.credit_note_id! } })).body.data;
     expect(note).toMatchObject({ type: 'refund', refund_status: 'processed' });
   });
 
@@ -153,10 +163,10 @@ describe('razorpay through the API', () => {
     const [attempt] = await attemptsOf(inv.id);
     expect(attempt!.status).toBe('failed');
     expect(attempt!.failure_code).toBeTruthy();
-    const invoiceNow = (await tenant.api('GET', `/v1/invoices/${inv.id}`)).body.data;
+    const invoiceNow = (await tenant.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data;
     expect(invoiceNow.status).toBe('open');
-    expect(invoiceNow.last_payment_error.code).toBe(attempt!.failure_code);
-    const events = (await tenant.api('GET', `/v1/events?object_id=${inv.id}&limit=100`)).body.data.map((e: { type: string }) => e.type);
+    expect(invoiceNow.last_payment_error!.code).toBe(attempt!.failure_code);
+    const events = (await tenant.http.GET('/v1/events', { query: { object_id: inv.id, limit: 100 } })).body.data.map((e: { type: string }) => e.type);
     expect(events).toContain('invoice.payment_failed');
     // Later sweeps never debit the mandate again for that attempt.
     t.clock.advance(2 * HOUR);
@@ -169,7 +179,7 @@ describe('razorpay webhook deduplication', () => {
   it('applies a signed body once, whatever X-Razorpay-Event-Id (unsigned) comes with it', async () => {
     const { customer, pm } = await customerWithToken({ kind: 'pending' }, 7);
     const inv = await invoice(customer, 30_000);
-    expect((await tenant.api('POST', `/v1/invoices/${inv.id}/pay`, { payment_method_id: pm })).status).toBe(200);
+    expect((await tenant.http.POST('/v1/invoices/{id}/pay', { path: { id: inv.id }, body: { payment_method_id: pm } })).status).toBe(200);
     t.clock.advance(25 * HOUR);
     await t.kosh.worker.drain();
     const [debit] = sent('POST', '/v1/payments/create/recurring').slice(-1);

@@ -66,7 +66,10 @@ describe('dunning an auto top-up whose charge failed', () => {
     });
     expect(used).toMatchObject({ status: 'paid', amount_credited: 7_080 });
     await advance(0.01);
-    const grants = (await tenant.api('GET', `/v1/customers/${customer.id}/credit-grants`)).body.data as { name: string | null; invoice_id: string }[];
+    const grants = (await tenant.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer.id } })).body.data as {
+      name: string | null;
+      invoice_id: string;
+    }[];
     const topUp = grants.find((g) => g.name === 'Auto top-up')!;
     expect(topUp).toBeDefined();
     const attempts = async () => (await ok('GET', `/v1/invoices/${topUp.invoice_id}/payment-attempts`)) as { status: string; payment_method_id: string }[];

@@ -25,18 +25,18 @@ afterAll(() => t.close());
 beforeEach(() => t.clock.set('2026-04-01T00:00:00Z'));
 
 async function coupon(body: Record<string, unknown>) {
-  const res = await acme.api('POST', '/v1/coupons', { code: code('c'), duration: 'once', ...body });
+  const res = await acme.http.POST('/v1/coupons', { body: { code: code('c'), duration: 'once', ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
 
 async function journalRevenue(invoiceId: string): Promise<{ revenue: number; receivable: number }> {
-  const res = await acme.api('GET', `/v1/invoices/${invoiceId}/journal-entries`);
+  const res = await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoiceId } });
   expect(res.status, res.text).toBe(200);
   const entry = res.body.data.find((e: { kind: string }) => e.kind === 'invoice.finalized');
   const sum = (code: number, side: 'debit' | 'credit') =>
-    entry.lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l: Record<string, number>) => s + l[side]!, 0);
-  return { revenue: sum(4000, 'credit'), receivable: sum(1100, 'debit') || entry.lines.reduce((s: number, l: { debit: number }) => s + l.debit, 0) };
+    entry!.lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l) => s + l[side], 0);
+  return { revenue: sum(4000, 'credit'), receivable: sum(1100, 'debit') || entry!.lines.reduce((s: number, l: { debit: number }) => s + l.debit, 0) };
 }
 
 describe('coupons', () => {
@@ -56,14 +56,14 @@ describe('coupons', () => {
       });
       const amt = await coupon({ amount_off: 20_000, currency: 'inr', duration: 'forever', max_redemptions: 5 });
       expect(amt).toMatchObject({ amount_off: 20_000, currency: 'INR', percent_off: null, max_redemptions: 5 });
-      const list = await acme.api('GET', '/v1/coupons?limit=1');
+      const list = await acme.http.GET('/v1/coupons', { query: { limit: 1 } });
       expect(list.status).toBe(200);
       expect(list.body).toMatchObject({ object: 'list', has_more: true });
-      expect((await acme.api('GET', `/v1/coupons/${pct.id}`)).body.data.code).toBe(pct.code);
-      const patched = await acme.api('PATCH', `/v1/coupons/${pct.id}`, { name: 'Renamed', active: false });
+      expect((await acme.http.GET('/v1/coupons/{id}', { path: { id: pct.id } })).body.data.code).toBe(pct.code);
+      const patched = await acme.http.PATCH('/v1/coupons/{id}', { path: { id: pct.id }, body: { name: 'Renamed', active: false } });
       expect(patched.status, patched.text).toBe(200);
       expect(patched.body.data).toMatchObject({ name: 'Renamed', active: false, valid: false, percent_off: 12.5 });
-      expect((await acme.api('POST', '/v1/coupons', { code: pct.code, percent_off: 5, duration: 'once' })).status).toBe(409);
+      expect((await acme.http.POST('/v1/coupons', { body: { code: pct.code, percent_off: 5, duration: 'once' } })).status).toBe(409);
     });
 
     it.each([
@@ -93,11 +93,11 @@ describe('coupons', () => {
       const missing = '01890a5d-ac96-774b-bcce-b302099a8057';
       for (const planId of [missing, theirs.id]) {
         const couponCode = code('ghost');
-        const res = await acme.api('POST', '/v1/coupons', { code: couponCode, percent_off: 5, duration: 'once', plan_ids: [monthly.id, planId] });
-        const subscription = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: planId });
+        const res = await acme.http.POST('/v1/coupons', { body: { code: couponCode, percent_off: 5, duration: 'once', plan_ids: [monthly.id, planId] } });
+        const subscription = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: planId } });
         expect(res.status, res.text).toBe(404);
-        expect(res.body.error.code).toBe(subscription.body.error.code);
-        expect((await acme.api('GET', '/v1/coupons?limit=1000')).body.data.map((c: { code: string }) => c.code)).not.toContain(couponCode);
+        expect(res.error!.code).toBe(subscription.error!.code);
+        expect((await acme.http.GET('/v1/coupons', { query: { limit: 1000 } })).body.data.map((c: { code: string }) => c.code)).not.toContain(couponCode);
       }
     });
   });
@@ -105,19 +105,21 @@ describe('coupons', () => {
   describe('redemption limits', () => {
     it('refuses a coupon past redeem_by and one at max_redemptions with 409', async () => {
       const expired = await coupon({ percent_off: 10, redeem_by: '2026-03-31T00:00:00Z' });
-      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: expired.code });
+      const res = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: expired.code } });
       expect(res.status, res.text).toBe(409);
-      expect(res.body.error.reason).toBe('coupon_expired');
+      expect(res.error!.reason).toBe('coupon_expired');
       const once = await coupon({ percent_off: 10, max_redemptions: 1 });
       const first = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: once.id });
-      const second = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: once.id });
+      const second = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: once.id } });
       expect(second.status).toBe(409);
-      expect(second.body.error.reason).toBe('coupon_max_redemptions_reached');
-      expect((await acme.api('GET', `/v1/coupons/${once.id}`)).body.data).toMatchObject({ times_redeemed: 1, valid: false });
+      expect(second.error!.reason).toBe('coupon_max_redemptions_reached');
+      expect((await acme.http.GET('/v1/coupons/{id}', { path: { id: once.id } })).body.data).toMatchObject({ times_redeemed: 1, valid: false });
       const inactive = await coupon({ percent_off: 10 });
-      await acme.api('PATCH', `/v1/coupons/${inactive.id}`, { active: false });
-      expect((await acme.api('POST', `/v1/subscriptions/${first.id}/discount`, { coupon: inactive.code })).body.error.reason).toBe('coupon_inactive');
-      expect((await acme.api('POST', `/v1/subscriptions/${first.id}/discount`, { coupon: 'no-such-code' })).status).toBe(404);
+      await acme.http.PATCH('/v1/coupons/{id}', { path: { id: inactive.id }, body: { active: false } });
+      expect((await acme.http.POST('/v1/subscriptions/{id}/discount', { path: { id: first.id }, body: { coupon: inactive.code } })).error!.reason).toBe(
+        'coupon_inactive',
+      );
+      expect((await acme.http.POST('/v1/subscriptions/{id}/discount', { path: { id: first.id }, body: { coupon: 'no-such-code' } })).status).toBe(404);
       await retire(acme, first.id);
     });
 
@@ -126,31 +128,35 @@ describe('coupons', () => {
       const customers = await Promise.all(Array.from({ length: 8 }, () => createCustomer(acme)));
       const results = await Promise.all(
         customers.map((c) =>
-          acme.api('POST', '/v1/invoices', { customer_id: c, currency: 'INR', lines: [{ description: 'Setup', unit_amount: 10_000 }], coupon: limited.code }),
+          acme.http.POST('/v1/invoices', {
+            body: { customer_id: c, currency: 'INR', lines: [{ description: 'Setup', unit_amount: 10_000 }], coupon: limited.code },
+          }),
         ),
       );
       const statuses = results.map((r) => r.status).sort();
       expect(statuses, results.map((r) => r.text).join('\n')).toEqual([201, 201, 201, 409, 409, 409, 409, 409]);
-      expect((await acme.api('GET', `/v1/coupons/${limited.id}`)).body.data.times_redeemed).toBe(3);
+      expect((await acme.http.GET('/v1/coupons/{id}', { path: { id: limited.id } })).body.data.times_redeemed).toBe(3);
       for (const r of results.filter((r) => r.status === 201)) expect(r.body.data).toMatchObject({ discount_amount: 1_000, subtotal: 9_000 });
     });
 
     it('refuses a coupon for other plans or another currency with 409 coupon_not_applicable', async () => {
       const onlyOther = await coupon({ percent_off: 10, plan_ids: [other.id] });
-      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: onlyOther.code });
+      const res = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: onlyOther.code } });
       expect(res.status).toBe(409);
-      expect(res.body.error.reason).toBe('coupon_not_applicable');
+      expect(res.error!.reason).toBe('coupon_not_applicable');
       const usd = await coupon({ amount_off: 500, currency: 'USD' });
-      const inr = await acme.api('POST', '/v1/invoices', {
-        customer_id: await createCustomer(acme),
-        currency: 'INR',
-        lines: [{ description: 'x', unit_amount: 1000 }],
-        coupon: usd.id,
+      const inr = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: await createCustomer(acme),
+          currency: 'INR',
+          lines: [{ description: 'x', unit_amount: 1000 }],
+          coupon: usd.id,
+        },
       });
       expect(inr.status).toBe(409);
-      expect(inr.body.error.reason).toBe('coupon_not_applicable');
+      expect(inr.error!.reason).toBe('coupon_not_applicable');
       // Neither refusal used a redemption.
-      expect((await acme.api('GET', `/v1/coupons/${onlyOther.id}`)).body.data.times_redeemed).toBe(0);
+      expect((await acme.http.GET('/v1/coupons/{id}', { path: { id: onlyOther.id } })).body.data.times_redeemed).toBe(0);
     });
   });
 
@@ -172,11 +178,13 @@ describe('coupons', () => {
       ['100 % off', [{ unit_amount: 5_000, quantity: 3 }], { percent_off: 100 }, [15_000], 0, 0, 0],
     ])('%s', async (_label, lines, terms, perLine, subtotal, cgst, sgst) => {
       const c = await coupon(terms);
-      const res = await acme.api('POST', '/v1/invoices', {
-        customer_id: await createCustomer(acme),
-        currency: 'INR',
-        lines: lines.map((l, i) => ({ description: `Line ${i}`, hsn_code: '998314', ...l })),
-        coupon: c.code,
+      const res = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: await createCustomer(acme),
+          currency: 'INR',
+          lines: lines.map((l, i) => ({ description: `Line ${i}`, hsn_code: '998314', ...l })),
+          coupon: c.code,
+        },
       });
       expect(res.status, res.text).toBe(201);
       const inv = res.body.data;
@@ -195,11 +203,13 @@ describe('coupons', () => {
 
     it('prints the discount on the invoice PDF, before the taxable value', async () => {
       const c = await coupon({ amount_off: 12_345, currency: 'INR' });
-      const res = await acme.api('POST', '/v1/invoices', {
-        customer_id: await createCustomer(acme),
-        currency: 'INR',
-        lines: [{ description: 'Consulting', unit_amount: 100_000 }],
-        coupon: c.code,
+      const res = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: await createCustomer(acme),
+          currency: 'INR',
+          lines: [{ description: 'Consulting', unit_amount: 100_000 }],
+          coupon: c.code,
+        },
       });
       expect(res.status, res.text).toBe(201);
       const pdf = await t.kosh.app.inject({ method: 'GET', url: `/v1/invoices/${res.body.data.id}/pdf`, headers: { authorization: `Bearer ${acme.key}` } });
@@ -212,11 +222,13 @@ describe('coupons', () => {
 
     it('takes a plan-restricted coupon off that plan’s lines only', async () => {
       const c = await coupon({ percent_off: 50, plan_ids: [other.id] });
-      const res = await acme.api('POST', '/v1/invoices', {
-        customer_id: await createCustomer(acme),
-        currency: 'INR',
-        lines: [{ plan_id: monthly.id }, { plan_id: other.id }],
-        coupon: c.id,
+      const res = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: await createCustomer(acme),
+          currency: 'INR',
+          lines: [{ plan_id: monthly.id }, { plan_id: other.id }],
+          coupon: c.id,
+        },
       });
       expect(res.status, res.text).toBe(201);
       expect(res.body.data.lines.map((l: { discount_amount: number }) => l.discount_amount)).toEqual([0, 25_000]);
@@ -232,7 +244,7 @@ describe('coupons', () => {
     ])('%s', async (label, terms, discounted) => {
       const minute = { once: '01', 'repeating 2 months': '02', forever: '03' }[label]!;
       const c = await coupon({ percent_off: 20, ...terms });
-      const created = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: c.code });
+      const created = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: monthly.id, coupon: c.code } });
       expect(created.status, created.text).toBe(201);
       expect(created.body.data.discount).toMatchObject({ coupon_id: c.id, coupon_code: c.code });
       const sub = created.body.data;
@@ -247,15 +259,15 @@ describe('coupons', () => {
     it('applies a coupon to a running subscription from its next invoice, and DELETE ends it', async () => {
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: monthly.id });
       const c = await coupon({ amount_off: 10_000, currency: 'INR', duration: 'forever' });
-      const applied = await acme.api('POST', `/v1/subscriptions/${sub.id}/discount`, { coupon: c.code });
+      const applied = await acme.http.POST('/v1/subscriptions/{id}/discount', { path: { id: sub.id }, body: { coupon: c.code } });
       expect(applied.status, applied.text).toBe(200);
       expect(applied.body.data.discount).toMatchObject({ coupon_id: c.id, end: null });
       await travelTo(t, '2026-05-01T00:04:00Z');
-      const removed = await acme.api('DELETE', `/v1/subscriptions/${sub.id}/discount`);
+      const removed = await acme.http.DELETE('/v1/subscriptions/{id}/discount', { path: { id: sub.id } });
       expect(removed.status, removed.text).toBe(200);
       await travelTo(t, '2026-06-01T00:04:00Z');
       expect((await invoicesOf(acme, sub.id)).map((i: { discount_amount: number }) => i.discount_amount)).toEqual([0, 10_000, 0]);
-      expect((await acme.api('DELETE', `/v1/subscriptions/${sub.id}/discount`)).status).toBe(404);
+      expect((await acme.http.DELETE('/v1/subscriptions/{id}/discount', { path: { id: sub.id } })).status).toBe(404);
       await retire(acme, sub.id);
     });
   });
@@ -264,16 +276,19 @@ describe('coupons', () => {
     it('patches a plan; an archived plan takes no new subscriptions (409) and running ones renew', async () => {
       const plan = await createPlan(acme, { amount: 10_000 });
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id });
-      const res = await acme.api('PATCH', `/v1/plans/${plan.id}`, { name: 'Renamed', description: 'd', metadata: { a: 1 }, active: false });
+      const res = await acme.http.PATCH('/v1/plans/{id}', {
+        path: { id: plan.id },
+        body: { name: 'Renamed', description: 'd', metadata: { a: 1 }, active: false },
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data).toMatchObject({ name: 'Renamed', description: 'd', metadata: { a: 1 }, active: false });
-      const refused = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: plan.id });
+      const refused = await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: plan.id } });
       expect(refused.status).toBe(409);
-      expect(refused.body.error.reason).toBe('plan_inactive');
+      expect(refused.error!.reason).toBe('plan_inactive');
       await travelTo(t, '2026-05-01T00:05:00Z');
       expect(await invoicesOf(acme, sub.id)).toHaveLength(2);
       expect((await acme.api('PATCH', `/v1/plans/${plan.id}`, { active: 'no' })).status).toBe(400);
-      expect((await acme.api('PATCH', '/v1/plans/00000000-0000-7000-8000-000000000000', { name: 'x' })).status).toBe(404);
+      expect((await acme.http.PATCH('/v1/plans/{id}', { path: { id: '00000000-0000-7000-8000-000000000000' }, body: { name: 'x' } })).status).toBe(404);
       await retire(acme, sub.id);
     });
 
@@ -282,7 +297,7 @@ describe('coupons', () => {
       const old = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id });
       const oldPriceId = old.price_id;
       expect(oldPriceId).toEqual(expect.any(String));
-      const added = await acme.api('POST', `/v1/plans/${plan.id}/prices`, { amount: 15_000, currency: 'INR' });
+      const added = await acme.http.POST('/v1/plans/{id}/prices', { path: { id: plan.id }, body: { amount: 15_000, currency: 'INR' } });
       expect(added.status, added.text).toBe(201);
       const prices = added.body.data.prices;
       expect(prices).toHaveLength(2);
@@ -293,11 +308,11 @@ describe('coupons', () => {
       expect((await invoicesOf(acme, old.id)).map((i: { subtotal: number }) => i.subtotal)).toEqual([10_000, 10_000]);
       expect((await invoicesOf(acme, fresh.id)).map((i: { subtotal: number }) => i.subtotal)).toEqual([15_000, 15_000]);
       // replace: false with an active price in the currency → 409; archiving twice → 409.
-      expect((await acme.api('POST', `/v1/plans/${plan.id}/prices`, { amount: 1, currency: 'INR', replace: false })).status).toBe(409);
+      expect((await acme.http.POST('/v1/plans/{id}/prices', { path: { id: plan.id }, body: { amount: 1, currency: 'INR', replace: false } })).status).toBe(409);
       const newPrice = prices.find((p: { active: boolean }) => p.active);
-      expect((await acme.api('POST', `/v1/plans/${plan.id}/prices/${newPrice.id}/archive`)).status).toBe(200);
-      expect((await acme.api('POST', `/v1/plans/${plan.id}/prices/${newPrice.id}/archive`)).status).toBe(409);
-      expect((await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: plan.id })).status).toBe(400);
+      expect((await acme.http.POST('/v1/plans/{id}/prices/{price_id}/archive', { path: { id: plan.id, price_id: newPrice!.id } })).status).toBe(200);
+      expect((await acme.http.POST('/v1/plans/{id}/prices/{price_id}/archive', { path: { id: plan.id, price_id: newPrice!.id } })).status).toBe(409);
+      expect((await acme.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(acme), plan_id: plan.id } })).status).toBe(400);
       await retire(acme, old.id, fresh.id);
     });
   });
@@ -311,11 +326,11 @@ describe('coupons', () => {
       const [first] = await invoicesOf(acme, sub.id);
       await pay(acme, first);
       t.clock.set('2026-04-11T00:00:00Z');
-      const preview = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: to, preview: true });
+      const preview = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: to, preview: true } });
       expect(preview.status, preview.text).toBe(200);
       expect((await getSubscription(acme, sub.id)).quantity).toBe(from);
       expect(await invoicesOf(acme, sub.id)).toHaveLength(1);
-      const res = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: to });
+      const res = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: to } });
       expect(res.status, res.text).toBe(200);
       const change = res.body.data;
       expect(change).toMatchObject({ quantity: to, preview: false });
@@ -355,15 +370,15 @@ describe('coupons', () => {
 
     it('without prorations only the quantity changes; the next renewal bills it', async () => {
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: monthly.id });
-      const res = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 3, proration_behavior: 'none' });
+      const res = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 3, proration_behavior: 'none' } });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data).toMatchObject({ quantity: 3, invoice: null, credit_note: null });
       await travelTo(t, '2026-05-01T00:07:00Z');
       expect((await invoicesOf(acme, sub.id)).map((i: { subtotal: number }) => i.subtotal)).toEqual([100_000, 300_000]);
-      expect((await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 0 })).status).toBe(400);
-      expect((await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 3 })).status).toBe(400);
+      expect((await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 0 } })).status).toBe(400);
+      expect((await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 3 } })).status).toBe(400);
       await retire(acme, sub.id);
-      expect((await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 4 })).status).toBe(409);
+      expect((await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 4 } })).status).toBe(409);
     });
   });
 });

@@ -24,33 +24,38 @@ async function busyTenant(): Promise<{ tenant: Tenant; invoices: string[]; custo
   for (const amounts of [[100_000], [25_000, 5_000], [77_777]]) invoices.push((await createInvoice(tenant, customer, amounts)).id);
   const usd = await createInvoice(tenant, customer, [12_345], { currency: 'USD', exchange_rate: '84.5' });
   invoices.push(usd.id);
-  const first = (await tenant.api('GET', `/v1/invoices/${invoices[0]}`)).body.data;
-  const pay = await tenant.api('POST', '/v1/payments/offline', {
-    customer_id: customer,
-    invoice_id: invoices[0],
-    payment_type: 'bank_transfer',
-    currency: 'INR',
-    amount: first.amount_due - 2_000,
-    tds_amount: 2_000,
+  const first = (await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoices[0]! } })).body.data;
+  const pay = await tenant.http.POST('/v1/payments/offline', {
+    body: {
+      customer_id: customer,
+      invoice_id: invoices[0],
+      payment_type: 'bank_transfer',
+      currency: 'INR',
+      amount: first.amount_due - 2_000,
+      tds_amount: 2_000,
+    },
   });
   expect(pay.status, pay.text).toBe(201);
-  const advance = await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'cash', currency: 'INR', amount: 5_000 });
+  const advance = await tenant.http.POST('/v1/payments/offline', { body: { customer_id: customer, payment_type: 'cash', currency: 'INR', amount: 5_000 } });
   expect(advance.status, advance.text).toBe(201);
-  const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoices[1], amount: 10_000 });
+  const note = await tenant.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoices[1], amount: 10_000 } });
   expect(note.status, note.text).toBe(201);
-  const goodwill = await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, amount: 3_000, currency: 'INR' });
+  const goodwill = await tenant.http.POST('/v1/credit-notes', { body: { customer_id: customer, amount: 3_000, currency: 'INR' } });
   expect(goodwill.status, goodwill.text).toBe(201);
-  const apply = await tenant.api('POST', `/v1/credit-notes/${goodwill.body.data.id}/apply`, { invoice_id: invoices[2], amount: 1_000 });
+  const apply = await tenant.http.POST('/v1/credit-notes/{id}/apply', {
+    path: { id: goodwill.body.data.id },
+    body: { invoice_id: invoices[2]!, amount: 1_000 },
+  });
   expect(apply.status, apply.text).toBe(200);
   return { tenant, invoices, customer };
 }
 
 async function completedRun(tenant: Tenant, body: Record<string, unknown> = {}) {
-  const started = await tenant.api('POST', '/v1/finance/reconciliation/runs', body);
+  const started = await tenant.http.POST('/v1/finance/reconciliation/runs', { body });
   expect(started.status, started.text).toBe(202);
   expect(started.body.data.status).toBe('running');
   await t.kosh.worker.drain();
-  const res = await tenant.api('GET', `/v1/finance/reconciliation/runs/${started.body.data.id}`);
+  const res = await tenant.http.GET('/v1/finance/reconciliation/runs/{id}', { path: { id: started.body.data.id } });
   expect(res.status, res.text).toBe(200);
   expect(res.body.data.status).toBe('completed');
   return res.body.data;
@@ -68,8 +73,8 @@ async function tamper(table: 'journal_lines' | 'tb_transfers' | 'invoices', trig
 }
 
 async function finalizationEntry(tenant: Tenant, invoiceId: string): Promise<string> {
-  const entries = (await tenant.api('GET', `/v1/invoices/${invoiceId}/journal-entries`)).body.data;
-  return entries.find((e: { kind: string }) => e.kind === 'invoice.finalized').id;
+  const entries = (await tenant.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoiceId } })).body.data;
+  return entries.find((e: { kind: string }) => e.kind === 'invoice.finalized')!.id;
 }
 
 describe('secondary ledger', () => {
@@ -153,13 +158,13 @@ describe('reconciliation runs', () => {
       expect(run.checked.journal_entries).toBeGreaterThanOrEqual(9);
       expect(run.tb_transfers_checked).toBeGreaterThan(run.checked.journal_entries);
       expect(run.tb_accounts_checked).toBeGreaterThan(0);
-      const events = await tenant.api('GET', '/v1/events?type=reconciliation.completed');
-      expect(events.body.data[0].data.object).toMatchObject({ id: run.id, total_discrepancies: 0 });
-      const latest = await tenant.api('GET', '/v1/finance/reconciliation');
+      const events = await tenant.http.GET('/v1/events', { query: { type: 'reconciliation.completed' } });
+      expect(events.body.data[0]!.data.object).toMatchObject({ id: run.id, total_discrepancies: 0 });
+      const latest = await tenant.http.GET('/v1/finance/reconciliation');
       expect(latest.body.data.id).toBe(run.id);
-      const list = await tenant.api('GET', '/v1/finance/reconciliation/runs');
+      const list = await tenant.http.GET('/v1/finance/reconciliation/runs');
       expect(list.body).toMatchObject({ object: 'list', total_count: 1, data: [{ id: run.id }] });
-      const primary = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+      const primary = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
       const scoped = await completedRun(tenant, { entity_id: primary });
       expect(scoped).toMatchObject({ entity_id: primary, total_discrepancies: 0, invoices_checked: 4 });
     });
@@ -167,15 +172,15 @@ describe('reconciliation runs', () => {
     it('answers 409 with the running run id while one runs for the same entity, and 404 for another tenant’s entity', async () => {
       const tenant = await t.registerTenant();
       const other = await t.registerTenant();
-      const first = await tenant.api('POST', '/v1/finance/reconciliation/runs', {});
-      const second = await tenant.api('POST', '/v1/finance/reconciliation/runs', {});
+      const first = await tenant.http.POST('/v1/finance/reconciliation/runs', { body: {} });
+      const second = await tenant.http.POST('/v1/finance/reconciliation/runs', { body: {} });
       expect(second.status).toBe(409);
-      expect(second.body.error.details).toEqual([{ field: 'running_run_id', message: first.body.data.id }]);
-      const otherEntity = (await other.api('GET', '/v1/entities')).body.data[0].id;
-      expect((await tenant.api('POST', '/v1/finance/reconciliation/runs', { entity_id: otherEntity })).status).toBe(404);
-      expect((await other.api('GET', `/v1/finance/reconciliation/runs/${first.body.data.id}`)).status).toBe(404);
+      expect(second.error!.details).toEqual([{ field: 'running_run_id', message: first.body.data.id }]);
+      const otherEntity = (await other.http.GET('/v1/entities')).body.data[0]!.id;
+      expect((await tenant.http.POST('/v1/finance/reconciliation/runs', { body: { entity_id: otherEntity } })).status).toBe(404);
+      expect((await other.http.GET('/v1/finance/reconciliation/runs/{id}', { path: { id: first.body.data.id } })).status).toBe(404);
       await t.kosh.worker.drain();
-      expect((await tenant.api('POST', '/v1/finance/reconciliation/runs', {})).status).toBe(202);
+      expect((await tenant.http.POST('/v1/finance/reconciliation/runs', { body: {} })).status).toBe(202);
       await t.kosh.worker.drain();
     });
 
@@ -190,16 +195,16 @@ describe('reconciliation runs', () => {
         sql`UPDATE journal_lines SET debit = debit + 100 WHERE tenant_id = ${tenant.tenantId} AND entry_id = ${entryId} AND account_code = 1100`,
       );
       const run = await completedRun(tenant);
-      const types = run.discrepancies.map((d: { type: string }) => d.type);
+      const types = run.discrepancies!.map((d: { type: string }) => d.type);
       expect(run.discrepancies).toContainEqual(
         expect.objectContaining({ type: 'amount_mismatch', invoice_id: invoiceId, transaction_id: entryId, found_amount: expect.any(Number) }),
       );
-      const mismatch = run.discrepancies.find((d: { type: string }) => d.type === 'amount_mismatch');
-      expect(mismatch.found_amount - mismatch.expected_amount).toBe(100);
+      const mismatch = run.discrepancies!.find((d: { type: string }) => d.type === 'amount_mismatch');
+      expect(mismatch!.found_amount - mismatch!.expected_amount).toBe(100);
       expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'receivable_mismatch', invoice_id: invoiceId, account_code: 1100 }));
       expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'tb_amount_mismatch', transaction_id: entryId, account_code: 1100 }));
       expect(types).toContain('tb_balance_mismatch');
-      expect(run.total_discrepancies).toBe(run.discrepancies.length);
+      expect(run.total_discrepancies).toBe(run.discrepancies!.length);
     });
 
     it('finds a dropped transfer: tb_missing_transfer on its entry (the account totals posted by it stay)', async () => {
@@ -237,7 +242,7 @@ describe('reconciliation runs', () => {
       expect(run.discrepancies).toContainEqual(
         expect.objectContaining({ type: 'missing_payment_transaction', reference_id: paymentId, expected_amount: 700, found_amount: 0 }),
       );
-      expect(run.discrepancies.filter((d: { type: string }) => d.type.startsWith('tb_'))).toEqual([]);
+      expect(run.discrepancies!.filter((d: { type: string }) => d.type.startsWith('tb_'))).toEqual([]);
     });
 
     it('stores at most 1 000 discrepancies and says the rest were cut (discrepancies_truncated), counting them all', async () => {
@@ -250,7 +255,7 @@ describe('reconciliation runs', () => {
       expect(run.total_discrepancies).toBe(1005);
       expect(run.discrepancies).toHaveLength(1000);
       expect(run.discrepancies_truncated).toBe(true);
-      expect(new Set(run.discrepancies.map((d: { type: string }) => d.type))).toEqual(new Set(['missing_payment_transaction']));
+      expect(new Set(run.discrepancies!.map((d: { type: string }) => d.type))).toEqual(new Set(['missing_payment_transaction']));
     });
   });
 });
@@ -264,12 +269,12 @@ describe('daily reconciliation', () => {
     );
     t.clock.advance(24 * 3_600_000);
     await t.kosh.worker.drain();
-    const latest = await tenant.api('GET', '/v1/finance/reconciliation');
+    const latest = await tenant.http.GET('/v1/finance/reconciliation');
     expect(latest.status, latest.text).toBe(200);
     expect(latest.body.data).toMatchObject({ status: 'completed', run_by: null, entity_id: null, total_discrepancies: 1 });
     expect(latest.body.data.discrepancies).toEqual([expect.objectContaining({ type: 'tb_balance_mismatch', account_code: 1100, currency: 'INR' })]);
-    const d = latest.body.data.discrepancies[0];
-    expect(d.expected_amount - d.found_amount).toBe(7);
+    const d = latest.body.data.discrepancies![0];
+    expect(d!.expected_amount - d!.found_amount).toBe(7);
   });
 });
 
@@ -280,13 +285,13 @@ describe('ledger reports', () => {
   });
 
   it('lists the chart of accounts', async () => {
-    const res = await tenant.api('GET', '/v1/ledger/accounts');
+    const res = await tenant.http.GET('/v1/ledger/accounts');
     expect(res.body.data).toContainEqual({ code: 2400, name: 'Deferred revenue', type: 'liability', normal_balance: 'credit' });
   });
 
   it('balances the trial balance per entity × currency, and as of a date before anything is empty', async () => {
     for (const currency of ['INR', 'USD']) {
-      const res = await tenant.api('GET', `/v1/ledger/trial-balance?currency=${currency}`);
+      const res = await tenant.http.GET('/v1/ledger/trial-balance', { query: { currency } });
       expect(res.status, res.text).toBe(200);
       const tb = res.body.data;
       expect(tb.accounts.length).toBeGreaterThan(1);
@@ -294,9 +299,11 @@ describe('ledger reports', () => {
       expect(tb.total_debit).toBeGreaterThan(0);
       expect(tb.accounts.reduce((a: number, r: { balance: number }) => a + r.balance, 0)).toBe(0);
     }
-    const usdReceivable = (await tenant.api('GET', '/v1/ledger/trial-balance?currency=USD')).body.data.accounts.find((a: { code: number }) => a.code === 1100);
-    expect(usdReceivable.debit).toBeLessThan(20_000); // never mixed with INR
-    const early = await tenant.api('GET', '/v1/ledger/trial-balance?as_of=2020-01-01');
+    const usdReceivable = (await tenant.http.GET('/v1/ledger/trial-balance', { query: { currency: 'USD' } })).body.data.accounts.find(
+      (a: { code: number }) => a.code === 1100,
+    );
+    expect(usdReceivable!.debit).toBeLessThan(20_000); // never mixed with INR
+    const early = await tenant.http.GET('/v1/ledger/trial-balance', { query: { as_of: '2020-01-01' } });
     expect(early.body.data).toMatchObject({ accounts: [], total_debit: 0, total_credit: 0, balanced: true });
   });
 
@@ -317,15 +324,15 @@ describe('ledger reports', () => {
   it('lists journal entries by date range and filters, and exports them as CSV', async () => {
     const day = t.clock.now().toISOString().slice(0, 10);
     const dayBefore = new Date(t.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
-    const all = await tenant.api('GET', `/v1/ledger/journal-entries?from=${day}&to=${day}&limit=2`);
+    const all = await tenant.http.GET('/v1/ledger/journal-entries', { query: { from: day, to: day, limit: 2 } });
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toHaveLength(2);
     expect(all.body.has_more).toBe(true);
-    const none = await tenant.api('GET', `/v1/ledger/journal-entries?to=${dayBefore}`);
+    const none = await tenant.http.GET('/v1/ledger/journal-entries', { query: { to: dayBefore } });
     expect(none.body.total_count).toBe(0);
-    const payments = await tenant.api('GET', '/v1/ledger/journal-entries?kind=payment.recorded');
+    const payments = await tenant.http.GET('/v1/ledger/journal-entries', { query: { kind: 'payment.recorded' } });
     expect(payments.body.total_count).toBe(2);
-    const csv = await tenant.api('GET', `/v1/ledger/export?from=${day}`);
+    const csv = await tenant.http.GET('/v1/ledger/export', { query: { from: day } });
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
     const rows = csv.text.trim().split('\n');
@@ -341,23 +348,25 @@ describe('ledger reports', () => {
 
 describe('revenue recognition', () => {
   async function monthlySubscription(tenant: Tenant, amount: number) {
-    const plan = await tenant.api('POST', '/v1/plans', {
-      name: 'Monthly',
-      code: `m-${Math.random().toString(36).slice(2)}`,
-      interval_unit: 'month',
-      amount,
-      currency: 'INR',
+    const plan = await tenant.http.POST('/v1/plans', {
+      body: {
+        name: 'Monthly',
+        code: `m-${Math.random().toString(36).slice(2)}`,
+        interval_unit: 'month',
+        amount,
+        currency: 'INR',
+      },
     });
     expect(plan.status, plan.text).toBe(201);
     const customer = await createCustomer(tenant);
-    const sub = await tenant.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan.body.data.id });
+    const sub = await tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: plan.body.data.id } });
     expect(sub.status, sub.text).toBe(201);
-    const invoices = (await tenant.api('GET', `/v1/invoices?subscription_id=${sub.body.data.id}`)).body.data;
+    const invoices = (await tenant.http.GET('/v1/invoices', { query: { subscription_id: sub.body.data.id } })).body.data;
     return { sub: sub.body.data, invoice: invoices[0], customer };
   }
 
   async function revenue(tenant: Tenant) {
-    const res = await tenant.api('GET', '/v1/finance/revenue');
+    const res = await tenant.http.GET('/v1/finance/revenue');
     expect(res.status, res.text).toBe(200);
     return res.body.data;
   }
@@ -403,7 +412,7 @@ describe('revenue recognition', () => {
     expect(r.deferred_total).toBe(200_000); // 10 of 30 days
     expect(r.recognized_total).toBe(100_000 + oneOff.subtotal);
     expect(r.months).toEqual([{ month: '2026-04', recognized: 100_000 + oneOff.subtotal }]);
-    expect(invoice.subtotal).toBe(300_000);
+    expect(invoice!.subtotal).toBe(300_000);
     const run = await reconcileTenant(t, tenant);
     expect(run.discrepancies).toEqual([]);
   });
@@ -412,18 +421,23 @@ describe('revenue recognition', () => {
     t.clock.set('2026-04-01T00:00:00Z');
     const tenant = await t.registerTenant();
     const { invoice, customer } = await monthlySubscription(tenant, 300_000);
-    const paid = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: customer,
-      invoice_id: invoice.id,
-      payment_type: 'bank_transfer',
-      amount: invoice.total,
+    const paid = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: customer,
+        invoice_id: invoice!.id,
+        payment_type: 'bank_transfer',
+        amount: invoice!.total,
+      },
     });
     expect(paid.status, paid.text).toBe(201);
     // Day 10 of 30 has passed; the daily job has not run (the refund brings recognition up to date).
     t.clock.set('2026-04-11T00:30:00Z');
-    const refund = await tenant.api('POST', `/v1/payments/${paid.body.data.id}/refunds`, { amount: Math.round(invoice.total * 0.3), reason: 'Outage' });
+    const refund = await tenant.http.POST('/v1/payments/{id}/refunds', {
+      path: { id: paid.body.data.id },
+      body: { amount: Math.round(invoice!.total * 0.3), reason: 'Outage' },
+    });
     expect(refund.status, refund.text).toBe(201);
-    const note = (await tenant.api('GET', `/v1/credit-notes/${refund.body.data.credit_note_id}`)).body.data;
+    const note = (await tenant.http.GET('/v1/credit-notes/{id}', { path: { id: refund.body.data.credit_note_id! } })).body.data;
     const credited = note.subtotal; // the refund's revenue part
     const unserved = Math.round((credited * 20) / 30); // 20 of the 30 days are still to come
     let r = await revenue(tenant);
@@ -444,7 +458,9 @@ describe('revenue recognition', () => {
     const { invoice, customer } = await monthlySubscription(tenant, 300_000);
     t.clock.set('2026-04-16T00:30:00Z');
     await t.kosh.worker.drain(); // 15 of 30 days recognized
-    const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: Math.round(invoice.total / 10) });
+    const note = await tenant.http.POST('/v1/credit-notes', {
+      body: { customer_id: customer, invoice_id: invoice!.id, amount: Math.round(invoice!.total / 10) },
+    });
     expect(note.status, note.text).toBe(201);
     const credited = note.body.data.subtotal;
     const r = await revenue(tenant);
@@ -456,8 +472,8 @@ describe('revenue recognition', () => {
   it('keeps recognized + deferred = net invoiced to the paisa over random periods, credit notes and cancellations (property)', async () => {
     /** Σ subtotals of finalized, unvoided invoices − Σ revenue parts of issued credit notes. */
     async function netInvoiced(tenant: Tenant): Promise<number> {
-      const invoices = (await tenant.api('GET', '/v1/invoices?limit=1000')).body.data;
-      const notes = (await tenant.api('GET', '/v1/credit-notes?limit=1000')).body.data;
+      const invoices = (await tenant.http.GET('/v1/invoices', { query: { limit: 1000 } })).body.data;
+      const notes = (await tenant.http.GET('/v1/credit-notes', { query: { limit: 1000 } })).body.data;
       const invoiced = invoices
         .filter((i: { status: string }) => i.status !== 'draft' && i.status !== 'void')
         .reduce((a: number, i: { subtotal: number }) => a + i.subtotal, 0);
@@ -483,17 +499,20 @@ describe('revenue recognition', () => {
             t.clock.advance(days * 86_400_000 + 3_600_000);
             await t.kosh.worker.drain();
             if (i === 0 && creditPct !== undefined) {
-              const noteAmount = Math.max(1, Math.floor((invoice.total * creditPct) / 100));
-              await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: noteAmount });
+              const noteAmount = Math.max(1, Math.floor((invoice!.total * creditPct) / 100));
+              await tenant.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoice!.id, amount: noteAmount } });
             }
             const r = await revenue(tenant);
             expect(r.recognized_total + r.deferred_total).toBe(await netInvoiced(tenant));
           }
           if (cancel !== 'none') {
-            let res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: cancel === 'now_prorated' });
+            let res = await tenant.http.POST('/v1/subscriptions/{id}/cancel', {
+              path: { id: sub.id },
+              body: { at_period_end: false, prorate: cancel === 'now_prorated' },
+            });
             // Nothing left to credit (an earlier note took the whole invoice): cancel without proration.
-            if (res.status === 409 && res.body.error.reason === 'amount_exceeds_invoice')
-              res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+            if (res.status === 409 && res.error!.reason === 'amount_exceeds_invoice')
+              res = await tenant.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
             expect(res.status, res.text).toBe(200);
             const r = await revenue(tenant);
             expect(r.deferred_total).toBe(0);

@@ -33,7 +33,7 @@ const net = (entry: Entry, code: number, invoiceId?: string) =>
     .reduce((s, l) => s + (l.functional_debit ?? 0) - (l.functional_credit ?? 0), 0);
 
 async function entries(kind: string): Promise<Entry[]> {
-  const res = await acme.api('GET', `/v1/ledger/journal-entries?kind=${kind}&entity_id=${entityId}&limit=100`);
+  const res = await acme.http.GET('/v1/ledger/journal-entries', { query: { kind, entity_id: entityId, limit: 100 } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -47,30 +47,32 @@ async function balances(asOf?: string) {
 }
 
 async function rate(value: string) {
-  const res = await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: value });
+  const res = await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entityId }, body: { currency: 'USD', rate: value } });
   expect(res.status, res.text).toBe(200);
 }
 
 beforeAll(async () => {
   t = await startTestKosh(); // 1 April 2026, 05:30 IST
   acme = await t.registerTenant({ gstin: gstin('29AAACA1234A1Z'), state_code: '29' });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-  customer = (await acme.api('POST', '/v1/customers', { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') })).body.data.id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+  customer = (await acme.http.POST('/v1/customers', { body: { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') } })).body.data.id;
   await rate('83.25');
   // A: $1,000.00 + IGST 18 % = $1,180.00 at ₹83.25 → receivable ₹98,235.00.
   // B: $500.00 + IGST 18 % = $590.00 → ₹49,117.50; $90.00 paid the same day at ₹83.25 leaves $500.00
   //    carried at ₹49,117.50 × 500 / 590 = ₹41,625.00.
   for (const unit of [100_000, 50_000]) {
-    const res = await acme.api('POST', '/v1/invoices', { customer_id: customer, currency: 'USD', lines: [{ description: 'Plan', unit_amount: unit }] });
+    const res = await acme.http.POST('/v1/invoices', { body: { customer_id: customer, currency: 'USD', lines: [{ description: 'Plan', unit_amount: unit }] } });
     expect(res.status, res.text).toBe(201);
     invoices.push(res.body.data.id);
   }
-  const paid = await acme.api('POST', '/v1/payments/offline', {
-    customer_id: customer,
-    invoice_id: invoices[1],
-    payment_type: 'bank_transfer',
-    amount: 9_000,
-    currency: 'USD',
+  const paid = await acme.http.POST('/v1/payments/offline', {
+    body: {
+      customer_id: customer,
+      invoice_id: invoices[1],
+      payment_type: 'bank_transfer',
+      amount: 9_000,
+      currency: 'USD',
+    },
   });
   expect(paid.status, paid.text).toBe(201);
 });
@@ -116,13 +118,15 @@ describe('month-end revaluation of open foreign receivables', () => {
   it('settles against the booking rate after the reversal: the realized difference is all on 4300', async () => {
     // 5 May: A's $1,180.00 paid at ₹84.50 = ₹99,710.00 against its carried ₹98,235.00: gain ₹1,475.00.
     t.clock.set(new Date('2026-05-05T06:00:00.000Z'));
-    const paid = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: customer,
-      invoice_id: invoices[0],
-      payment_type: 'bank_transfer',
-      amount: 118_000,
-      currency: 'USD',
-      exchange_rate: '84.50',
+    const paid = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: customer,
+        invoice_id: invoices[0],
+        payment_type: 'bank_transfer',
+        amount: 118_000,
+        currency: 'USD',
+        exchange_rate: '84.50',
+      },
     });
     expect(paid.status, paid.text).toBe(201);
     const receipt = (await entries('payment.recorded')).at(-1)!;
@@ -136,7 +140,7 @@ describe('month-end revaluation of open foreign receivables', () => {
     t.clock.set(new Date('2026-05-08T06:00:00.000Z'));
     await rate('83');
     t.clock.set(new Date('2026-05-10T06:00:00.000Z'));
-    const closed = await acme.api('POST', `/v1/entities/${entityId}/periods/2026-05/close`);
+    const closed = await acme.http.POST('/v1/entities/{id}/periods/{period}/close', { path: { id: entityId, period: '2026-05' } });
     expect(closed.status, closed.text).toBe(200);
     const revaluation = (await entries('fx.revaluation')).at(-1)!;
     expect(revaluation).toMatchObject({ exchange_rate: '83', posted_at: '2026-05-10T06:00:00.000Z' });
@@ -156,13 +160,13 @@ describe('the entity chooses how often it revalues (fx_revaluation, decision 065
   const books: Record<'monthly' | 'year_end' | 'off', { tenant: Tenant; entity: string; invoice: string }> = {} as never;
 
   const revaluations = async (b: { tenant: Tenant; entity: string }) => {
-    const res = await b.tenant.api('GET', `/v1/ledger/journal-entries?kind=fx.revaluation&entity_id=${b.entity}&limit=100`);
+    const res = await b.tenant.http.GET('/v1/ledger/journal-entries', { query: { kind: 'fx.revaluation', entity_id: b.entity, limit: 100 } });
     expect(res.status, res.text).toBe(200);
     return res.body.data as Entry[];
   };
   const setRate = async (value: string) => {
     for (const b of Object.values(books)) {
-      const res = await b.tenant.api('PUT', `/v1/entities/${b.entity}/exchange-rates`, { currency: 'USD', rate: value });
+      const res = await b.tenant.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: b.entity }, body: { currency: 'USD', rate: value } });
       expect(res.status, res.text).toBe(200);
     }
   };
@@ -172,23 +176,25 @@ describe('the entity chooses how often it revalues (fx_revaluation, decision 065
     const pans = { monthly: '29AAACM1234A1Z', year_end: '29AAACY1234A1Z', off: '29AAACO1234A1Z' };
     for (const mode of ['monthly', 'year_end', 'off'] as const) {
       const tenant = await k.registerTenant({ gstin: gstin(pans[mode]), state_code: '29' });
-      const entity = (await tenant.api('GET', '/v1/entities')).body.data[0];
+      const entity = (await tenant.http.GET('/v1/entities')).body.data[0];
       // Today's behaviour is the default.
-      expect(entity.fx_revaluation).toBe('monthly');
+      expect(entity!.fx_revaluation).toBe('monthly');
       if (mode !== 'monthly') {
-        const res = await tenant.api('PATCH', `/v1/entities/${entity.id}`, { fx_revaluation: mode });
+        const res = await tenant.http.PATCH('/v1/entities/{id}', { path: { id: entity!.id }, body: { fx_revaluation: mode } });
         expect(res.status, res.text).toBe(200);
         expect(res.body.data.fx_revaluation).toBe(mode);
       }
-      const created = await tenant.api('POST', '/v1/customers', { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') });
+      const created = await tenant.http.POST('/v1/customers', { body: { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') } });
       expect(created.status, created.text).toBe(201);
-      books[mode] = { tenant, entity: entity.id, invoice: '' };
+      books[mode] = { tenant, entity: entity!.id, invoice: '' };
     }
     await setRate('83.25');
     // Each: $1,000.00 + IGST 18 % = $1,180.00 at ₹83.25 → receivable ₹98,235.00, left open.
     for (const b of Object.values(books)) {
-      const cust = (await b.tenant.api('GET', '/v1/customers')).body.data[0].id;
-      const res = await b.tenant.api('POST', '/v1/invoices', { customer_id: cust, currency: 'USD', lines: [{ description: 'Plan', unit_amount: 100_000 }] });
+      const cust = (await b.tenant.http.GET('/v1/customers')).body.data[0]!.id;
+      const res = await b.tenant.http.POST('/v1/invoices', {
+        body: { customer_id: cust, currency: 'USD', lines: [{ description: 'Plan', unit_amount: 100_000 }] },
+      });
       expect(res.status, res.text).toBe(201);
       b.invoice = res.body.data.id;
     }

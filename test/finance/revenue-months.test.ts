@@ -12,7 +12,7 @@ let t: TestKosh;
 let tenant: Tenant;
 
 async function revenue() {
-  const res = await tenant.api('GET', '/v1/finance/revenue');
+  const res = await tenant.http.GET('/v1/finance/revenue');
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -20,8 +20,8 @@ async function revenue() {
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant();
-  const [entity] = (await tenant.api('GET', '/v1/entities')).body.data;
-  expect(entity.time_zone).toBe('Asia/Kolkata');
+  const [entity] = (await tenant.http.GET('/v1/entities')).body.data;
+  expect(entity!.time_zone).toBe('Asia/Kolkata');
 });
 afterAll(() => t.close());
 
@@ -39,9 +39,11 @@ describe('revenue in the entity’s months', () => {
     // of ₹100.00. On 2 March 21:00 UTC two days have passed, both March days in IST (in UTC the
     // first starts on 28 February and would be February's): ₹200.00 in March.
     t.clock.set('2026-02-28T20:00:00Z');
-    const plan = await tenant.api('POST', '/v1/plans', { name: 'Monthly', code: 'monthly-ist', interval_unit: 'month', amount: 280_000, currency: 'INR' });
+    const plan = await tenant.http.POST('/v1/plans', {
+      body: { name: 'Monthly', code: 'monthly-ist', interval_unit: 'month', amount: 280_000, currency: 'INR' },
+    });
     expect(plan.status, plan.text).toBe(201);
-    const sub = await tenant.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(tenant), plan_id: plan.body.data.id });
+    const sub = await tenant.http.POST('/v1/subscriptions', { body: { customer_id: await createCustomer(tenant), plan_id: plan.body.data.id } });
     expect(sub.status, sub.text).toBe(201);
     t.clock.set('2026-03-02T21:00:00Z');
     await t.kosh.worker.drain();
@@ -61,19 +63,21 @@ describe('a period credited in two notes (plan change)', () => {
     // ₹1,500.00 × 750/2,250 = ₹500.00 and left ₹250.00 deferred for a plan no longer served.)
     const fresh = await t.registerTenant();
     t.clock.set('2026-04-01T00:00:00Z');
-    const plan = await fresh.api('POST', '/v1/plans', { name: 'Monthly', code: 'monthly-30', interval_unit: 'month', amount: 300_000, currency: 'INR' });
+    const plan = await fresh.http.POST('/v1/plans', {
+      body: { name: 'Monthly', code: 'monthly-30', interval_unit: 'month', amount: 300_000, currency: 'INR' },
+    });
     const customer = await createCustomer(fresh);
-    const sub = await fresh.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan.body.data.id });
+    const sub = await fresh.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: plan.body.data.id } });
     expect(sub.status, sub.text).toBe(201);
-    const [invoice] = (await fresh.api('GET', `/v1/invoices?subscription_id=${sub.body.data.id}`)).body.data;
+    const [invoice] = (await fresh.http.GET('/v1/invoices', { query: { subscription_id: sub.body.data.id } })).body.data;
     expect(invoice).toMatchObject({ subtotal: 300_000, total: 300_000 });
     t.clock.set('2026-04-16T00:30:00Z');
     await t.kosh.worker.drain(); // 15 of 30 days recognized: ₹1,500.00
     for (const amount of [150_000, 150_000]) {
-      const note = await fresh.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount });
+      const note = await fresh.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoice!.id, amount } });
       expect(note.status, note.text).toBe(201);
     }
-    const r = (await fresh.api('GET', '/v1/finance/revenue')).body.data;
+    const r = (await fresh.http.GET('/v1/finance/revenue')).body.data;
     expect(r.deferred_total).toBe(0);
     expect(r.recognized_total).toBe(0);
   });

@@ -79,12 +79,12 @@ describe('POST /v1/invoices/{id}/tds with the table', () => {
     t.clock.set('2026-03-15T06:30:00Z');
     const a = await createInvoice(tenant, customer, [10_000_000]);
     t.clock.set('2026-07-02T06:30:00Z');
-    const certA = await tenant.api('POST', `/v1/invoices/${a.id}/tds`, { tds_amount: 200_000, section: '194C' });
+    const certA = await tenant.http.POST('/v1/invoices/{id}/tds', { path: { id: a.id }, body: { tds_amount: 200_000, section: '194C' } });
     expect(certA.status, certA.text).toBe(200);
-    const entityId = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
-    const q4 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2025-26-Q4`);
+    const entityId = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
+    const q4 = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2025-26-Q4' } });
     expect(q4.status, q4.text).toBe(200);
-    expect(q4.body.data.customers[0].rows).toEqual([
+    expect(q4.body.data.customers[0]!.rows).toEqual([
       expect.objectContaining({ invoice_id: a.id, section: '194C', payment_code: '1024', certificate_form: 'Form 16A' }),
     ]);
 
@@ -92,11 +92,14 @@ describe('POST /v1/invoices/{id}/tds with the table', () => {
     t.clock.set('2026-07-01T06:30:00Z');
     const b = await createInvoice(tenant, customer, [10_000_000]);
     t.clock.set('2026-07-02T06:30:00Z');
-    const late = await tenant.api('POST', `/v1/invoices/${b.id}/tds`, { tds_amount: 200_000, section: '1031' });
+    const late = await tenant.http.POST('/v1/invoices/{id}/tds', { path: { id: b.id }, body: { tds_amount: 200_000, section: '1031' } });
     expect(late.status, late.text).toBe(400);
     expect(late.text).toContain('2026-04-01–2026-06-30 only');
     // Dated 30 June (deducted_on), the same code is accepted.
-    const inside = await tenant.api('POST', `/v1/invoices/${b.id}/tds`, { tds_amount: 200_000, section: '1031', deducted_on: '2026-06-30' });
+    const inside = await tenant.http.POST('/v1/invoices/{id}/tds', {
+      path: { id: b.id },
+      body: { tds_amount: 200_000, section: '1031', deducted_on: '2026-06-30' },
+    });
     expect(inside.status, inside.text).toBe(200);
   });
 

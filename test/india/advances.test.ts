@@ -29,11 +29,11 @@ const net = (lines: Line[]) => {
   return out;
 };
 async function entry(kind: string, referenceId?: string) {
-  const list = (await acme.api('GET', `/v1/ledger/journal-entries?kind=${kind}&limit=1000`)).body.data as { reference_id: string; lines: Line[] }[];
+  const list = (await acme.http.GET('/v1/ledger/journal-entries', { query: { kind, limit: 1000 } })).body.data as { reference_id: string; lines: Line[] }[];
   const found = referenceId ? list.filter((e) => e.reference_id === referenceId) : list;
   return found.map((e) => net(e.lines));
 }
-const advancesOf = async (customer: string) => (await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+const advancesOf = async (customer: string) => (await acme.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data;
 const pay = (customer: string, body: Record<string, unknown>) =>
   acme.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', ...body });
 
@@ -63,30 +63,34 @@ describe('customer advances', () => {
     });
     // The money: Dr cash / Cr 2310; the voucher's GST: Dr 1300 / Cr 2100, 2110.
     expect(await entry('payment.recorded', paid.body.data.id)).toEqual([{ 1000: 1_180_000, 2310: -1_180_000 }]);
-    expect(await entry('advance.received', advance.id)).toEqual([{ 1300: 180_000, 2100: -90_000, 2110: -90_000 }]);
+    expect(await entry('advance.received', advance!.id)).toEqual([{ 1300: 180_000, 2100: -90_000, 2110: -90_000 }]);
 
     // The next invoice, ₹5,000 + 18 % = ₹5,900, is paid by the advance at finalization. The 5,900
     // carries 5,900/11,800 of the voucher's tax: CGST 450.00, SGST 450.00 (value 5,000.00).
     const first = await createInvoice(acme, local, [500_000], { auto_finalize: true });
     expect(first).toMatchObject({ status: 'paid', total: 590_000, amount_paid: 590_000, amount_due: 0, cgst_amount: 45_000, sgst_amount: 45_000 });
-    let after = (await acme.api('GET', `/v1/advances/${advance.id}`)).body.data;
+    let after = (await acme.http.GET('/v1/advances/{id}', { path: { id: advance!.id } })).body.data;
     expect(after).toMatchObject({ balance: 590_000, tax_open: 90_000 });
     expect(after.movements).toMatchObject([
       { kind: 'applied', invoice_id: first.id, amount: 590_000, subtotal: 500_000, cgst_amount: 45_000, sgst_amount: 45_000, igst_amount: 0 },
     ]);
     // Dr 2310 5,900 / Cr 1100 5,900 (the invoice); Dr 2100 450, Dr 2110 450 / Cr 1300 900.
-    expect(await entry('advance.applied', after.movements[0].id)).toEqual([{ 2310: 590_000, 1100: -590_000, 2100: 45_000, 2110: 45_000, 1300: -90_000 }]);
+    expect(await entry('advance.applied', after.movements[0]!.id)).toEqual([{ 2310: 590_000, 1100: -590_000, 2100: 45_000, 2110: 45_000, 1300: -90_000 }]);
 
     // A second invoice of ₹10,000 + 18 % = ₹11,800 takes the remaining ₹5,900 and still owes ₹5,900.
     const second = await createInvoice(acme, local, [1_000_000], { auto_finalize: true });
     expect(second).toMatchObject({ status: 'open', total: 1_180_000, amount_paid: 590_000, amount_due: 590_000 });
-    after = (await acme.api('GET', `/v1/advances/${advance.id}`)).body.data;
+    after = (await acme.http.GET('/v1/advances/{id}', { path: { id: advance!.id } })).body.data;
     expect(after).toMatchObject({ balance: 0, tax_open: 0 });
     expect(after.movements[1]).toMatchObject({ invoice_id: second.id, amount: 590_000, cgst_amount: 45_000, sgst_amount: 45_000 });
 
     // GST is charged once: CGST payable = 900 (voucher) + 450 + 900 (invoices) − 450 − 450
     // (adjusted) = 1,350.00 = the two invoices' CGST; 1300 is back to zero.
-    const tb = (await acme.api('GET', '/v1/ledger/trial-balance?currency=INR')).body.data.accounts as { code: number; debit: number; credit: number }[];
+    const tb = (await acme.http.GET('/v1/ledger/trial-balance', { query: { currency: 'INR' } })).body.data.accounts as {
+      code: number;
+      debit: number;
+      credit: number;
+    }[];
     const balance = (code: number) => {
       const a = tb.find((x) => x.code === code);
       return a ? a.credit - a.debit : 0;
@@ -105,14 +109,14 @@ describe('customer advances', () => {
     await pay(mumbai, { amount: 118_000 });
     const [advance] = await advancesOf(mumbai);
     expect(advance).toMatchObject({ tax_type: 'inter_state', place_of_supply: '27', subtotal: 100_000, igst_amount: 18_000, cgst_amount: 0 });
-    const applied = await acme.api('POST', `/v1/invoices/${invoice.id}/apply-balance`);
+    const applied = await acme.http.POST('/v1/invoices/{id}/apply-balance', { path: { id: invoice.id } });
     expect(applied.status, applied.text).toBe(200);
     expect(applied.body.data).toMatchObject({ status: 'paid', amount_due: 0, amount_paid: 59_000 });
-    const after = (await acme.api('GET', `/v1/advances/${advance.id}`)).body.data;
+    const after = (await acme.http.GET('/v1/advances/{id}', { path: { id: advance!.id } })).body.data;
     expect(after).toMatchObject({ balance: 59_000, tax_open: 9_000 });
-    expect(await entry('advance.applied', after.movements[0].id)).toEqual([{ 2310: 59_000, 1100: -59_000, 2120: 9_000, 1300: -9_000 }]);
+    expect(await entry('advance.applied', after.movements[0]!.id)).toEqual([{ 2310: 59_000, 1100: -59_000, 2120: 9_000, 1300: -9_000 }]);
     // Nothing left to apply on a paid invoice: 409.
-    const again = await acme.api('POST', `/v1/invoices/${invoice.id}/apply-balance`);
+    const again = await acme.http.POST('/v1/invoices/{id}/apply-balance', { path: { id: invoice.id } });
     expect(again.status).toBe(409);
   });
 
@@ -123,11 +127,11 @@ describe('customer advances', () => {
     const advance = (await advancesOf(mumbai)).find((a: { amount: number }) => a.amount === 236_000);
     expect(advance).toMatchObject({ igst_amount: 36_000, subtotal: 200_000 });
 
-    const tooMuch = await acme.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 236_001 });
+    const tooMuch = await acme.http.POST('/v1/advances/{id}/refunds', { path: { id: advance!.id }, body: { amount: 236_001 } });
     expect(tooMuch.status).toBe(400);
-    expect(tooMuch.body.error.details[0].field).toBe('amount');
+    expect(tooMuch.error!.details![0]!.field).toBe('amount');
 
-    const half = await acme.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 118_000, reason: 'project canceled' });
+    const half = await acme.http.POST('/v1/advances/{id}/refunds', { path: { id: advance!.id }, body: { amount: 118_000, reason: 'project canceled' } });
     expect(half.status, half.text).toBe(201);
     expect(half.body.data).toMatchObject({ balance: 118_000, tax_open: 18_000 });
     const voucher = half.body.data.movements[0];
@@ -140,25 +144,25 @@ describe('customer advances', () => {
       reason: 'project canceled',
     });
     // Dr 2310 1,180 / Cr 2320 refunds payable 1,180; Dr 2120 180 / Cr 1300 180.
-    expect(await entry('advance.refunded', voucher.id)).toEqual([{ 2310: 118_000, 2320: -118_000, 2120: 18_000, 1300: -18_000 }]);
+    expect(await entry('advance.refunded', voucher!.id)).toEqual([{ 2310: 118_000, 2320: -118_000, 2120: 18_000, 1300: -18_000 }]);
 
-    const rest = await acme.api('POST', `/v1/advances/${advance.id}/refunds`, {});
+    const rest = await acme.http.POST('/v1/advances/{id}/refunds', { path: { id: advance!.id }, body: {} });
     expect(rest.status, rest.text).toBe(201);
     expect(rest.body.data).toMatchObject({ balance: 0, tax_open: 0 });
     expect(rest.body.data.movements[1]).toMatchObject({ refund_voucher_number: 'RFV-000002', amount: 118_000, igst_amount: 18_000 });
-    const none = await acme.api('POST', `/v1/advances/${advance.id}/refunds`, {});
+    const none = await acme.http.POST('/v1/advances/{id}/refunds', { path: { id: advance!.id }, body: {} });
     expect(none.status).toBe(409);
-    expect(none.body.error.reason).toBe('advance_exhausted');
+    expect(none.error!.reason).toBe('advance_exhausted');
   });
 
   it('an entity without a GSTIN takes advances without GST, and a goods advance carries none', async () => {
-    const shop = await acme.api('POST', '/v1/entities', { name: 'Small Shop', invoice_prefix: 'UR-', state_code: '29' });
+    const shop = await acme.http.POST('/v1/entities', { body: { name: 'Small Shop', invoice_prefix: 'UR-', state_code: '29' } });
     expect(shop.status, shop.text).toBe(201);
     const paid = await pay(local, { amount: 50_000, entity_id: shop.body.data.id });
     expect(paid.status, paid.text).toBe(201);
     const advance = (await advancesOf(local)).find((a: { entity_id: string }) => a.entity_id === shop.body.data.id);
     expect(advance).toMatchObject({ amount: 50_000, subtotal: 50_000, tax_amount: 0, rate_bp: 0, tax_type: '', place_of_supply: null });
-    expect(await entry('advance.received', advance.id)).toEqual([]);
+    expect(await entry('advance.received', advance!.id)).toEqual([]);
 
     // Tea (HSN 0902) from the registered entity: no GST on an advance for goods (Notification 66/2017-CT).
     const tea = await pay(local, { amount: 21_000, hsn_code: '0902' });
@@ -177,24 +181,30 @@ describe('gateway money an invoice no longer needed', () => {
   it('becomes an advance with its receipt voucher and GST', async () => {
     const tenant = await t.registerTenant({ gstin: gstinFor('29') });
     const secret = 'whsec_advances';
-    const conn = await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] });
+    const conn = await tenant.http.POST('/v1/gateway-connections', {
+      body: { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] },
+    });
     expect(conn.status, conn.text).toBe(201);
     const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
-    const pm = await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_pending' });
+    const pm = await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_pending' } });
     // ₹3,000 + 18 % = ₹3,540: a card charge is pending when the customer pays the invoice by bank transfer.
     const inv = await createInvoice(tenant, customer, [300_000], { auto_finalize: true });
-    expect((await tenant.api('POST', `/v1/invoices/${inv.id}/pay`, { payment_method_id: pm.body.data.id })).body.data.status).toBe('open');
+    expect((await tenant.http.POST('/v1/invoices/{id}/pay', { path: { id: inv.id }, body: { payment_method_id: pm.body.data.id } })).body.data.status).toBe(
+      'open',
+    );
     const attempt = (await t.database.db
       .selectFrom('payment_attempts')
       .select(['gateway_payment_id'])
       .where('tenant_id', '=', tenant.tenantId)
       .where('invoice_id', '=', inv.id)
       .executeTakeFirstOrThrow())!;
-    const bank = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: customer,
-      invoice_id: inv.id,
-      payment_type: 'bank_transfer',
-      amount: 354_000,
+    const bank = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: customer,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        amount: 354_000,
+      },
     });
     expect(bank.status, bank.text).toBe(201);
     // Then the card charge succeeds: the ₹3,540 is the customer's advance — value 3,000.00, CGST 270.00, SGST 270.00.
@@ -211,11 +221,11 @@ describe('gateway money an invoice no longer needed', () => {
     });
     expect(hook.status, hook.text).toBe(200);
     await t.kosh.worker.drain();
-    const card = ((await tenant.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data as { id: string; channel: string }[]).find(
+    const card = ((await tenant.http.GET('/v1/payments', { query: { invoice_id: inv.id } })).body.data as { id: string; channel: string }[]).find(
       (p) => p.channel === 'gateway',
     );
     expect(card).toBeDefined();
-    const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    const [advance] = (await tenant.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data;
     expect(advance).toMatchObject({ payment_id: card!.id, amount: 354_000, subtotal: 300_000, cgst_amount: 27_000, sgst_amount: 27_000, balance: 354_000 });
   });
 });
@@ -223,29 +233,29 @@ describe('gateway money an invoice no longer needed', () => {
 describe('GSTR-1 tables 11A and 11B', () => {
   it('reports the advance in its month (11A) and its adjustment in a later month (11B)', async () => {
     const tenant = await t.registerTenant({ gstin: gstinFor('29') });
-    const entityId = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+    const entityId = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
     const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
     // April 2026: ₹11,800 received (value 10,000.00, CGST 900.00, SGST 900.00) and ₹590 of it
     // refunded in April (value 500.00, CGST 45.00, SGST 45.00): 11A April nets to 9,500.00 / 855 / 855.
-    await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', amount: 1_180_000 });
-    const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
-    expect((await tenant.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 59_000 })).status).toBe(201);
-    const april = (await tenant.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026`)).body.data;
+    await tenant.http.POST('/v1/payments/offline', { body: { customer_id: customer, payment_type: 'bank_transfer', amount: 1_180_000 } });
+    const [advance] = (await tenant.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data;
+    expect((await tenant.http.POST('/v1/advances/{id}/refunds', { path: { id: advance!.id }, body: { amount: 59_000 } })).status).toBe(201);
+    const april = (await tenant.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '042026' } })).body.data;
     expect(april.at).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 9500, iamt: 0, camt: 855, samt: 855, csamt: 0 }] }]);
     expect(april.txpd).toEqual([]);
     // 3.1(a) carries the advance's tax: no invoice yet, so only 9,500.00 / 855 / 855.
-    const april3b = (await tenant.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=042026`)).body.data;
+    const april3b = (await tenant.http.GET('/v1/gst/gstr3b', { query: { entity_id: entityId, period: '042026' } })).body.data;
     expect(april3b.sup_details.osup_det).toMatchObject({ txval: 9500, camt: 855, samt: 855, iamt: 0 });
 
     // May: an invoice of ₹5,000 + 18 % takes ₹5,900 of the advance: 11B May 5,000.00 / 450 / 450.
     t.clock.advanceDays(35);
     const invoice = await createInvoice(tenant, customer, [500_000], { auto_finalize: true });
     expect(invoice.status).toBe('paid');
-    const may = (await tenant.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=052026`)).body.data;
+    const may = (await tenant.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '052026' } })).body.data;
     expect(may.at).toEqual([]);
     expect(may.txpd).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 5000, iamt: 0, camt: 450, samt: 450, csamt: 0 }] }]);
     // 3.1(a) in May: the invoice (5,000 / 450 / 450) less the adjustment (5,000 / 450 / 450) = 0.
-    const may3b = (await tenant.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=052026`)).body.data;
+    const may3b = (await tenant.http.GET('/v1/gst/gstr3b', { query: { entity_id: entityId, period: '052026' } })).body.data;
     expect(may3b.sup_details.osup_det).toMatchObject({ txval: 0, camt: 0, samt: 0 });
   });
 });

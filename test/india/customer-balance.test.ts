@@ -23,22 +23,22 @@ const minute = () => t.clock.advance(60_000);
 describe('customer balance', () => {
   it('shows advances and credit notes per currency, every movement with its document, paged by cursor; the portal shows the same', async () => {
     // An empty statement first.
-    const empty = await acme.api('GET', `/v1/customers/${customer}/balance`);
+    const empty = await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } });
     expect(empty.status, empty.text).toBe(200);
     expect(empty.body.data).toEqual({ object: 'customer_balance', customer_id: customer, balances: [] });
 
     // ₹11,800 advance (receipt voucher RV-000001), then ₹500 goodwill credit, then $20 goodwill credit.
-    const paid = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', amount: 1_180_000 });
+    const paid = await acme.http.POST('/v1/payments/offline', { body: { customer_id: customer, payment_type: 'bank_transfer', amount: 1_180_000 } });
     expect(paid.status, paid.text).toBe(201);
     minute();
-    const inr = await acme.api('POST', '/v1/credit-notes', { customer_id: customer, amount: 50_000, currency: 'INR', reason: 'goodwill' });
+    const inr = await acme.http.POST('/v1/credit-notes', { body: { customer_id: customer, amount: 50_000, currency: 'INR', reason: 'goodwill' } });
     expect(inr.status, inr.text).toBe(201);
     minute();
-    const usd = await acme.api('POST', '/v1/credit-notes', { customer_id: customer, amount: 2_000, currency: 'USD', reason: 'goodwill' });
+    const usd = await acme.http.POST('/v1/credit-notes', { body: { customer_id: customer, amount: 2_000, currency: 'USD', reason: 'goodwill' } });
     expect(usd.status, usd.text).toBe(201);
     minute();
 
-    let balance = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
+    let balance = (await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } })).body.data;
     // INR: 11,800 + 500 = 12,300.00; USD: 20.00 of credit.
     expect(balance.balances).toEqual([
       { currency: 'INR', available: 1_230_000, sources: { advances: 1_180_000, credit_notes: 50_000, prepaid_credit: 0, promotional_credit: 0 } },
@@ -48,7 +48,7 @@ describe('customer balance', () => {
     // An invoice of ₹5,000 + 18 % = ₹5,900 takes the credit note first (500.00), then 5,400.00 of the advance.
     const invoice = await createInvoice(acme, customer, [500_000], { auto_finalize: true });
     expect(invoice).toMatchObject({ status: 'paid', amount_due: 0 });
-    balance = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
+    balance = (await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } })).body.data;
     // Advances 11,800 − 5,400 = 6,400.00; the INR note is spent.
     expect(balance.balances[0]).toEqual({
       currency: 'INR',
@@ -57,7 +57,7 @@ describe('customer balance', () => {
     });
 
     // The statement, newest first (the two applications share the invoice's instant: only their set is fixed).
-    const all = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=10`);
+    const all = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { limit: 10 } });
     expect(all.status, all.text).toBe(200);
     const rows = all.body.data as { type: string; amount: number; currency: string; document: { type: string; id: string; number: string | null } }[];
     expect(rows.map((r) => [r.type, r.amount, r.currency]).slice(0, 2)).toEqual(
@@ -78,24 +78,27 @@ describe('customer balance', () => {
     expect(rows.filter((r) => r.currency === 'INR').reduce((a, r) => a + r.amount, 0)).toBe(640_000);
 
     // Cursor paging: two at a time, then the rest after the second.
-    const first = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=2`);
+    const first = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { limit: 2 } });
     expect(first.body).toMatchObject({ has_more: true, total_count: 5 });
-    const next = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=10&starting_after=${first.body.data[1].id}`);
+    const next = await acme.http.GET('/v1/customers/{id}/balance-transactions', {
+      path: { id: customer },
+      query: { limit: 10, starting_after: first.body.data[1]!.id },
+    });
     expect(next.body.data.map((r: { id: string }) => r.id)).toEqual(rows.slice(2).map((r) => (r as unknown as { id: string }).id));
     expect(next.body.has_more).toBe(false);
     // Filters: one currency, one source.
-    const dollars = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?currency=USD`);
+    const dollars = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { currency: 'USD' } });
     expect(dollars.body.data.map((r: { type: string }) => r.type)).toEqual(['credit_note_issued']);
-    const advances = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?source=advances`);
+    const advances = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { source: 'advances' } });
     expect(advances.body.data.map((r: { type: string }) => r.type)).toEqual(['advance_applied', 'advance_received']);
 
     // Another tenant's customer, or nonsense, is refused in the envelope.
     const other = await t.registerTenant({ gstin: gstinFor('27') });
-    expect((await other.api('GET', `/v1/customers/${customer}/balance`)).status).toBe(404);
-    expect((await acme.api('GET', `/v1/customers/${customer}/balance-transactions?currency=XYZ`)).status).toBe(400);
+    expect((await other.http.GET('/v1/customers/{id}/balance', { path: { id: customer } })).status).toBe(404);
+    expect((await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { currency: 'XYZ' } })).status).toBe(400);
 
     // The portal: the signed-in customer sees the same balance and statement.
-    const link = await acme.api('POST', `/v1/customers/${customer}/portal-sessions`);
+    const link = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: customer } });
     const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
     const cookie = sessionCookie(opened);
     const portalBalance = await t.call({ method: 'GET', url: '/portal/api/balance', headers: { cookie } });

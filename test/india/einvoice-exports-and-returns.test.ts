@@ -19,8 +19,8 @@ let abroad: string;
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant({ gstin: gstinFor('29') });
-  entityId = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
-  await tenant.api('PATCH', `/v1/entities/${entityId}`, { address: { line1: '1 MG Road', city: 'Bengaluru', postal_code: '560001' } });
+  entityId = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
+  await tenant.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { address: { line1: '1 MG Road', city: 'Bengaluru', postal_code: '560001' } } });
   abroad = await createCustomer(tenant, { name: 'Abroad Inc', billing_address: { line1: '1 Market Street', city: 'San Francisco', country: 'US' } });
 });
 afterAll(() => t.close());
@@ -38,19 +38,21 @@ async function documentOf(type: 'invoice' | 'credit_note', id: string): Promise<
 }
 
 async function exportInvoice(): Promise<string> {
-  const res = await tenant.api('POST', '/v1/invoices', {
-    customer_id: abroad,
-    entity_id: entityId,
-    currency: 'INR',
-    lines: [{ description: 'Annual plan', unit_amount: 100_000 }],
-    auto_finalize: true,
+  const res = await tenant.http.POST('/v1/invoices', {
+    body: {
+      customer_id: abroad,
+      entity_id: entityId,
+      currency: 'INR',
+      lines: [{ description: 'Annual plan', unit_amount: 100_000 }],
+      auto_finalize: true,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id;
 }
 
 async function setEntity(body: Record<string, unknown>) {
-  const res = await tenant.api('PATCH', `/v1/entities/${entityId}`, body);
+  const res = await tenant.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -69,7 +71,7 @@ describe('ExpDtls.RefClm', () => {
     const doc = await documentOf('invoice', invoiceId);
     expect(doc.TranDtls.SupTyp).toBe('EXPWP');
     expect(doc.ExpDtls?.RefClm).toBe('Y');
-    const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: abroad, invoice_id: invoiceId, amount: 11_800, reason: 'Unused month' });
+    const note = await tenant.http.POST('/v1/credit-notes', { body: { customer_id: abroad, invoice_id: invoiceId, amount: 11_800, reason: 'Unused month' } });
     expect(note.status, note.text).toBe(201);
     expect((await documentOf('credit_note', note.body.data.id)).ExpDtls?.RefClm).toBe('Y');
   });
@@ -89,30 +91,36 @@ describe('a goods return on the IRP', () => {
       gstin: gstinFor('27', 'BBBBB2222B1Z'),
       billing_address: { line1: '5 Marine Drive', city: 'Mumbai', postal_code: '400002', state_code: '27', country: 'IN' },
     });
-    const created = await tenant.api('POST', '/v1/invoices', {
-      customer_id: buyer,
-      currency: 'INR',
-      lines: [{ description: 'Clay tiles', quantity: 5, unit_amount: 10_000, hsn_code: '6904' }],
-      auto_finalize: true,
+    const created = await tenant.http.POST('/v1/invoices', {
+      body: {
+        customer_id: buyer,
+        currency: 'INR',
+        lines: [{ description: 'Clay tiles', quantity: 5, unit_amount: 10_000, hsn_code: '6904' }],
+        auto_finalize: true,
+      },
     });
     expect(created.status, created.text).toBe(201);
     const line = created.body.data.lines[0];
-    const unitGross = line.total / 5;
-    const returned = await tenant.api('POST', '/v1/credit-notes', {
-      customer_id: buyer,
-      invoice_id: created.body.data.id,
-      reason: 'Three tiles returned broken',
-      lines: [{ invoice_line_id: line.id, amount: 3 * unitGross }],
+    const unitGross = line!.total / 5;
+    const returned = await tenant.http.POST('/v1/credit-notes', {
+      body: {
+        customer_id: buyer,
+        invoice_id: created.body.data.id,
+        reason: 'Three tiles returned broken',
+        lines: [{ invoice_line_id: line!.id, amount: 3 * unitGross }],
+      },
     });
     expect(returned.status, returned.text).toBe(201);
     const [item] = (await documentOf('credit_note', returned.body.data.id)).ItemList;
     expect(item).toMatchObject({ Qty: 3, UnitPrice: 100, TotAmt: 300, AssAmt: 300 });
 
-    const reduced = await tenant.api('POST', '/v1/credit-notes', {
-      customer_id: buyer,
-      invoice_id: created.body.data.id,
-      reason: 'Price reduction',
-      lines: [{ invoice_line_id: line.id, amount: Math.floor(unitGross / 2) }],
+    const reduced = await tenant.http.POST('/v1/credit-notes', {
+      body: {
+        customer_id: buyer,
+        invoice_id: created.body.data.id,
+        reason: 'Price reduction',
+        lines: [{ invoice_line_id: line!.id, amount: Math.floor(unitGross / 2) }],
+      },
     });
     expect(reduced.status, reduced.text).toBe(201);
     expect((await documentOf('credit_note', reduced.body.data.id)).ItemList[0]).toMatchObject({ Qty: 1 });

@@ -19,7 +19,7 @@ let entityId: string;
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant({ gstin: gstinFor('29') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
 });
 afterAll(() => t.close());
 
@@ -48,14 +48,16 @@ const paise = (row: { camt: number; samt: number; iamt: number }) => ({
 });
 
 async function topUp(customer: string, amount: number) {
-  const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount, currency: 'INR' });
+  const grant = await acme.http.POST('/v1/customers/{id}/credit-grants', { path: { id: customer }, body: { category: 'paid', amount, currency: 'INR' } });
   expect(grant.status, grant.text).toBe(201);
-  const invoice = (await acme.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
-  const paid = await acme.api('POST', '/v1/payments/offline', {
-    customer_id: customer,
-    invoice_id: invoice.id,
-    amount: invoice.amount_due,
-    payment_type: 'bank_transfer',
+  const invoice = (await acme.http.GET('/v1/invoices/{id}', { path: { id: grant.body.data.invoice_id! } })).body.data;
+  const paid = await acme.http.POST('/v1/payments/offline', {
+    body: {
+      customer_id: customer,
+      invoice_id: invoice.id,
+      amount: invoice.amount_due,
+      payment_type: 'bank_transfer',
+    },
   });
   expect(paid.status, paid.text).toBe(201);
   return { grant: grant.body.data, invoice };
@@ -68,13 +70,13 @@ describe('paid prepaid credit in the GST returns', () => {
     // April: ₹1,000 of credit. The top-up asks ₹1,000 + the ₹180 of GST its voucher will charge.
     const { grant, invoice } = await topUp(customer, 100_000);
     expect(invoice).toMatchObject({ billing_reason: 'credit_top_up', tax_type: '', tax_amount: 0, total: 118_000 });
-    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({
+    expect((await acme.http.GET('/v1/credit-grants/{id}', { path: { id: grant.id } })).body.data).toMatchObject({
       status: 'active',
       amount: 100_000,
       remaining: 100_000,
       tax_amount: 18_000,
     });
-    const [voucher] = (await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    const [voucher] = (await acme.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data;
     expect(voucher).toMatchObject({
       credit_grant_id: grant.id,
       payment_id: null,
@@ -85,10 +87,10 @@ describe('paid prepaid credit in the GST returns', () => {
       balance: 118_000,
     });
     // The voucher is the grant's: no refund of it on its own, and no spendable advance in the balance.
-    const refund = await acme.api('POST', `/v1/advances/${voucher.id}/refunds`, { reason: 'no' });
+    const refund = await acme.http.POST('/v1/advances/{id}/refunds', { path: { id: voucher!.id }, body: { reason: 'no' } });
     expect(refund.status, refund.text).toBe(409);
-    expect(refund.body.error.reason).toBe('advance_is_prepaid_credit');
-    const statement = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
+    expect(refund.error!.reason).toBe('advance_is_prepaid_credit');
+    const statement = (await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } })).body.data;
     expect(statement.balances).toEqual([
       { currency: 'INR', available: 100_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 100_000, promotional_credit: 0 } },
     ]);
@@ -98,7 +100,7 @@ describe('paid prepaid credit in the GST returns', () => {
     t.clock.set('2026-05-10T00:00:00Z');
     const may = await createInvoice(acme, customer, [50_000]);
     expect(may).toMatchObject({ status: 'paid', total: 59_000, cgst_amount: 4_500, sgst_amount: 4_500, amount_credited: 59_000 });
-    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({ remaining: 50_000 });
+    expect((await acme.http.GET('/v1/credit-grants/{id}', { path: { id: grant.id } })).body.data).toMatchObject({ remaining: 50_000 });
 
     const april = await gstReturn('gstr1', '042026');
     // The top-up request is no tax invoice: not in table 4; its voucher is in 11A.
@@ -142,13 +144,16 @@ describe('paid prepaid credit in the GST returns', () => {
   it('an unpaid top-up carries no GST anywhere, and voiding it leaves nothing behind', async () => {
     t.clock.set('2026-07-05T00:00:00Z');
     const customer = await createCustomer(acme, { gstin: gstinFor('29', 'DDDDD4444D1Z') });
-    const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 100_000, currency: 'INR' });
+    const grant = await acme.http.POST('/v1/customers/{id}/credit-grants', {
+      path: { id: customer },
+      body: { category: 'paid', amount: 100_000, currency: 'INR' },
+    });
     expect(grant.status, grant.text).toBe(201);
     const july = await gstReturn('gstr1', '072026');
     expect(july.at).toEqual([]);
     expect(july.b2b ?? []).toEqual([]);
     expect(await outputTax('2026-07-01T00:00:00+05:30', '2026-08-01T00:00:00+05:30')).toEqual({ cgst: 0, sgst: 0, igst: 0 });
-    expect((await acme.api('POST', `/v1/credit-grants/${grant.body.data.id}/void`)).status).toBe(200);
-    expect((await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data).toEqual([]);
+    expect((await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: grant.body.data.id } })).status).toBe(200);
+    expect((await acme.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data).toEqual([]);
   });
 });

@@ -19,19 +19,21 @@ let otherStateBuyer: string;
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant({ name: 'Acme', email: 'billing@acme.in' });
-  entityId = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
   registeredBuyer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
   otherStateBuyer = await createCustomer(tenant, { billing_address: { state_code: '27', country: 'IN' } });
 });
 afterAll(() => t.close());
 
 async function finalizedInvoice(customerId: string, extra: Record<string, unknown> = {}) {
-  const res = await tenant.api('POST', '/v1/invoices', {
-    customer_id: customerId,
-    currency: 'INR',
-    lines: [{ description: 'Seats', unit_amount: 59_000, quantity: 2 }],
-    auto_finalize: true,
-    ...extra,
+  const res = await tenant.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customerId,
+      currency: 'INR',
+      lines: [{ description: 'Seats', unit_amount: 59_000, quantity: 2 }],
+      auto_finalize: true,
+      ...extra,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
@@ -77,7 +79,7 @@ describe('a supplier without a GSTIN', () => {
 
   it('credits without GST: the credit note reverses no tax and is no GST credit note', async () => {
     const invoice = await finalizedInvoice(registeredBuyer);
-    const res = await tenant.api('POST', '/v1/credit-notes', { customer_id: registeredBuyer, invoice_id: invoice.id, amount: 59_000 });
+    const res = await tenant.http.POST('/v1/credit-notes', { body: { customer_id: registeredBuyer, invoice_id: invoice.id, amount: 59_000 } });
     expect(res.status, res.text).toBe(201);
     expect(res.body.data).toMatchObject({ amount: 59_000, subtotal: 59_000, tax_amount: 0, igst_amount: 0, cgst_amount: 0, sgst_amount: 0, tax_type: '' });
     expect(await pdfTitle(`/v1/credit-notes/${res.body.data.id}/pdf`)).toBe(`Credit Note ${res.body.data.number}`);
@@ -94,20 +96,20 @@ describe('a supplier without a GSTIN', () => {
       expect(res.status, form).toBe(409);
       expect(res.body.error).toMatchObject({ code: 'conflict', reason: 'entity_not_gst_registered' });
     }
-    const einvoicing = await tenant.api('PATCH', `/v1/entities/${entityId}`, { einvoicing: { enabled: true, provider: 'sandbox' } });
+    const einvoicing = await tenant.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { einvoicing: { enabled: true, provider: 'sandbox' } } });
     expect(einvoicing.status).toBe(400);
-    expect(einvoicing.body.error.details[0].field).toBe('einvoicing.enabled');
+    expect(einvoicing.error!.details![0]!.field).toBe('einvoicing.enabled');
   });
 
   it('charges no GST from an entity outside India either', async () => {
-    const us = await tenant.api('POST', '/v1/entities', { name: 'Acme Inc', invoice_prefix: 'US-', country_code: 'US' });
+    const us = await tenant.http.POST('/v1/entities', { body: { name: 'Acme Inc', invoice_prefix: 'US-', country_code: 'US' } });
     expect(us.status, us.text).toBe(201);
     const invoice = await finalizedInvoice(otherStateBuyer, { entity_id: us.body.data.id });
     expect(invoice).toMatchObject({ tax_amount: 0, tax_type: '', total: 118_000 });
   });
 
   it('charges GST once it registers: the GSTIN, not the country, makes the supplier a GST supplier', async () => {
-    const registered = await tenant.api('PATCH', '/v1/settings', { gstin: gstinFor('29') });
+    const registered = await tenant.http.PATCH('/v1/settings', { body: { gstin: gstinFor('29') } });
     expect(registered.status, registered.text).toBe(200);
     const invoice = await finalizedInvoice(otherStateBuyer);
     expect(invoice).toMatchObject({ subtotal: 118_000, igst_amount: 21_240, tax_type: 'inter_state', place_of_supply: '27', total: 139_240 });

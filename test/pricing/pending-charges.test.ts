@@ -44,7 +44,7 @@ describe('pending charges', () => {
     const dollars = await addCharge(customer, { description: 'Expedited support', amount: 5_000, currency: 'USD', hsn_code: '998313' });
     // Deleted while pending: no invoice takes it.
     const dropped = await addCharge(customer, { description: 'Dropped', amount: 9_900, hsn_code: '998313' });
-    const del = await acme.api('DELETE', `/v1/customers/${customer}/pending-charges/${dropped.id}`);
+    const del = await acme.http.DELETE('/v1/customers/{id}/pending-charges/{charge_id}', { path: { id: customer, charge_id: dropped.id } });
     expect(del.status, del.text).toBe(200);
 
     await travelTo(t, '2026-05-01T00:00:00Z');
@@ -82,16 +82,16 @@ describe('pending charges', () => {
     expect((await chargesOf(customer, 'pending')).map((c) => c.id)).toEqual([dollars.id]);
 
     // Taken: part of the invoice now, not deletable.
-    const late = await acme.api('DELETE', `/v1/customers/${customer}/pending-charges/${workshop.id}`);
+    const late = await acme.http.DELETE('/v1/customers/{id}/pending-charges/{charge_id}', { path: { id: customer, charge_id: workshop.id } });
     expect(late.status, late.text).toBe(409);
-    expect(late.body.error).toMatchObject({ code: 'conflict', reason: 'pending_charge_invoiced' });
+    expect(late.error!).toMatchObject({ code: 'conflict', reason: 'pending_charge_invoiced' });
 
     // Taken once: the next renewal has only the plan fee, 100 000 + 18 000.
     await travelTo(t, '2026-06-01T00:00:00Z');
     const june = (await invoicesOf(acme, sub.id))[2]!;
     expect(june).toMatchObject({ subtotal: 100_000, total: 118_000 });
     expect(june.lines).toHaveLength(1);
-    await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+    await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
     t.clock.set('2026-04-01T00:00:00Z');
   });
 
@@ -101,10 +101,12 @@ describe('pending charges', () => {
     const sub = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
     const audit = await addCharge(customer, { description: 'Data migration', amount: 50_000, hsn_code: '998313' });
     const waiting = await addCharge(customer, { description: 'Seat top-up', amount: 7_000, subscription_id: sub.id, hsn_code: '998314' });
-    const res = await acme.api('POST', '/v1/invoices', {
-      customer_id: customer,
-      currency: 'INR',
-      lines: [{ description: 'Consulting day', unit_amount: 10_000 }],
+    const res = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id: customer,
+        currency: 'INR',
+        lines: [{ description: 'Consulting day', unit_amount: 10_000 }],
+      },
     });
     expect(res.status, res.text).toBe(201);
     // 10 000 (tenant SAC, 18 %) + 50 000 (998313, 18 %) = 60 000; GST 1 800 + 9 000 = 10 800; total 70 800.
@@ -119,16 +121,18 @@ describe('pending charges', () => {
 
     // include_pending_charges: false leaves them waiting.
     const later = await addCharge(customer, { description: 'Later', amount: 1_000, hsn_code: '998313' });
-    const plain = await acme.api('POST', '/v1/invoices', {
-      customer_id: customer,
-      currency: 'INR',
-      include_pending_charges: false,
-      lines: [{ description: 'Only this', unit_amount: 2_000 }],
+    const plain = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id: customer,
+        currency: 'INR',
+        include_pending_charges: false,
+        lines: [{ description: 'Only this', unit_amount: 2_000 }],
+      },
     });
     expect(plain.status, plain.text).toBe(201);
     expect(plain.body.data.lines).toHaveLength(1);
     expect((await chargesOf(customer, 'pending')).map((c) => c.id)).toEqual([waiting.id, later.id]);
-    await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+    await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
   });
 
   it('an immediate cancel’s final invoice takes the subscription’s charges (its last invoice); its preview shows them and takes none', async () => {
@@ -139,11 +143,11 @@ describe('pending charges', () => {
     const kit = await addCharge(customer, { description: 'Hardware token', amount: 40_000, hsn_code: '998313', subscription_id: sub.id });
     t.clock.set('2026-04-11T00:00:00Z');
     // A flat plan has no usage: the final invoice is the charge alone, 40 000 + 18 % = 47 200.
-    const preview = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, preview: true });
+    const preview = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, preview: true } });
     expect(preview.status, preview.text).toBe(200);
-    expect(preview.body.data.preview.final_invoice).toMatchObject({ billing_reason: 'subscription_final', subtotal: 40_000, total: 47_200 });
+    expect(preview.body.data.preview!.final_invoice).toMatchObject({ billing_reason: 'subscription_final', subtotal: 40_000, total: 47_200 });
     expect((await chargesOf(customer)).map((c) => c.status)).toEqual(['pending']);
-    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+    const cancel = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
     expect(cancel.status, cancel.text).toBe(200);
     const final = (await invoicesOf(acme, sub.id))[1]!;
     expect(final).toMatchObject({ billing_reason: 'subscription_final', subtotal: 40_000, total: 47_200 });
@@ -175,9 +179,9 @@ describe('pending charges', () => {
     // Another tenant's customer and charge: 404, as if missing.
     expect((await post({ description: 'x', amount: 100, hsn_code: '998313' }, customer, other)).status).toBe(404);
     const charge = (await post({ description: 'x', amount: 100, hsn_code: '998313' })).body.data;
-    expect((await other.api('DELETE', `/v1/customers/${customer}/pending-charges/${charge.id}`)).status).toBe(404);
-    expect((await acme.api('DELETE', `/v1/customers/${mine}/pending-charges/${charge.id}`)).status).toBe(404);
-    expect((await other.api('GET', `/v1/customers/${customer}/pending-charges`)).status).toBe(404);
-    await acme.api('POST', `/v1/subscriptions/${theirs.id}/cancel`, { at_period_end: false });
+    expect((await other.http.DELETE('/v1/customers/{id}/pending-charges/{charge_id}', { path: { id: customer, charge_id: charge.id } })).status).toBe(404);
+    expect((await acme.http.DELETE('/v1/customers/{id}/pending-charges/{charge_id}', { path: { id: mine, charge_id: charge.id } })).status).toBe(404);
+    expect((await other.http.GET('/v1/customers/{id}/pending-charges', { path: { id: customer } })).status).toBe(404);
+    await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: theirs.id }, body: { at_period_end: false } });
   });
 });

@@ -17,7 +17,9 @@ async function setup(): Promise<{ acme: Tenant; plan: { id: string }; coupon: { 
   t.clock.set('2026-04-01T00:00:00Z');
   const acme = await karnatakaTenant(t);
   const plan = await createPlan(acme, { amount: 100_000 });
-  const res = await acme.api('POST', '/v1/coupons', { code: 'STAY20', name: 'Stay with us', percent_off: 20, duration: 'repeating', duration_in_months: 3 });
+  const res = await acme.http.POST('/v1/coupons', {
+    body: { code: 'STAY20', name: 'Stay with us', percent_off: 20, duration: 'repeating', duration_in_months: 3 },
+  });
   expect(res.status, res.text).toBe(201);
   return { acme, plan, coupon: res.body.data };
 }
@@ -87,25 +89,25 @@ describe('retention offers', () => {
       expect((await offer(acme, { coupon: 'NO-SUCH', reasons: ['other'] })).status).toBe(404);
       expect((await offer(acme, { coupon: 'STAY20', reasons: [] })).status).toBe(400);
       expect((await offer(acme, { coupon: 'STAY20', reasons: ['other', 'other'] })).status).toBe(400);
-      const off = await acme.api('POST', '/v1/coupons', { code: 'OFF', percent_off: 10, duration: 'once' });
-      await acme.api('PATCH', `/v1/coupons/${off.body.data.id}`, { active: false });
+      const off = await acme.http.POST('/v1/coupons', { body: { code: 'OFF', percent_off: 10, duration: 'once' } });
+      await acme.http.PATCH('/v1/coupons/{id}', { path: { id: off.body.data.id }, body: { active: false } });
       const inactive = await offer(acme, { coupon: 'OFF', reasons: ['other'] });
       expect(inactive.status, inactive.text).toBe(409);
       expect(inactive.body.error.reason).toBe('coupon_inactive');
 
       // Deactivated, its reasons are free again; reactivating it then collides.
-      const patched = await acme.api('PATCH', `/v1/retention-offers/${id}`, { active: false });
+      const patched = await acme.http.PATCH('/v1/retention-offers/{id}', { path: { id }, body: { active: false } });
       expect(patched.status, patched.text).toBe(200);
       expect(patched.body.data.active).toBe(false);
       const second = await offer(acme, { coupon: 'STAY20', reasons: ['unused'] });
       expect(second.status, second.text).toBe(201);
-      const back = await acme.api('PATCH', `/v1/retention-offers/${id}`, { active: true });
+      const back = await acme.http.PATCH('/v1/retention-offers/{id}', { path: { id }, body: { active: true } });
       expect(back.status).toBe(409);
-      expect((await acme.api('PATCH', `/v1/retention-offers/${id}`, { active: true, reasons: ['too_expensive'] })).status).toBe(200);
+      expect((await acme.http.PATCH('/v1/retention-offers/{id}', { path: { id }, body: { active: true, reasons: ['too_expensive'] } })).status).toBe(200);
 
-      const active = await acme.api('GET', '/v1/retention-offers?active=true');
+      const active = await acme.http.GET('/v1/retention-offers', { query: { active: 'true' } });
       expect(active.body.data.map((o: { id: string }) => o.id).sort()).toEqual([id, second.body.data.id].sort());
-      expect((await acme.api('GET', `/v1/retention-offers/${id}`)).body.data.reasons).toEqual(['too_expensive']);
+      expect((await acme.http.GET('/v1/retention-offers/{id}', { path: { id } })).body.data.reasons).toEqual(['too_expensive']);
       expect(await eventTypesOf(acme, id)).toEqual(['retention_offer.created', 'retention_offer.updated', 'retention_offer.updated']); // the refused reactivation wrote nothing
     });
   });
@@ -149,7 +151,7 @@ describe('retention offers', () => {
       const again = await portal('POST', `/portal/api/subscriptions/${sub.id}/retention-offer`, session, { reason: 'unused' });
       expect(again.status).toBe(409);
       expect(again.body.error.reason).toBe('retention_offer_unavailable');
-      expect((await acme.api('GET', `/v1/retention-offers/${made.body.data.id}`)).body.data.times_accepted).toBe(1);
+      expect((await acme.http.GET('/v1/retention-offers/{id}', { path: { id: made.body.data.id } })).body.data.times_accepted).toBe(1);
 
       // The May renewal: 100 000 − 20 % = 80 000; GST 9 % a half = 7 200 + 7 200; total 94 400.
       await travelTo(t, '2026-05-01T00:00:00Z');
@@ -164,11 +166,11 @@ describe('retention offers', () => {
       });
 
       // The churn-reasons report counts the customer kept, beside (not among) the cancellations.
-      const report = await acme.api('GET', '/v1/analytics/churn-reasons?from=2026-04-01&to=2026-04-30');
+      const report = await acme.http.GET('/v1/analytics/churn-reasons', { query: { from: '2026-04-01', to: '2026-04-30' } });
       expect(report.status, report.text).toBe(200);
       expect(report.body.data).toMatchObject({ total: 0, offers_accepted: 1 });
       expect(report.body.data.reasons).toContainEqual({ reason: 'too_expensive', count: 0, offers_accepted: 1 });
-      await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+      await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
     });
 
     it('shows the offer on the cancellation page; accepting keeps the subscription, declining cancels as before', async () => {
@@ -201,7 +203,7 @@ describe('retention offers', () => {
       expect(declined.status, declined.text).toBe(303);
       expect(await getSubscription(acme, decliner.sub.id)).toMatchObject({ cancel_at_period_end: true, cancellation_reason: 'unused' });
 
-      const report = await acme.api('GET', '/v1/analytics/churn-reasons?from=2026-04-01&to=2026-04-30');
+      const report = await acme.http.GET('/v1/analytics/churn-reasons', { query: { from: '2026-04-01', to: '2026-04-30' } });
       expect(report.body.data).toMatchObject({ total: 1, offers_accepted: 1 });
       expect(report.body.data.reasons[0]).toEqual({ reason: 'unused', count: 1, offers_accepted: 1 });
     });
@@ -210,8 +212,10 @@ describe('retention offers', () => {
       const { acme, plan } = await setup();
       await offer(acme, { coupon: 'STAY20', reasons: ['too_expensive'] });
       const discounted = await subscribed(acme, plan.id);
-      const other = await acme.api('POST', '/v1/coupons', { code: 'LOYAL5', percent_off: 5, duration: 'forever' });
-      expect((await acme.api('POST', `/v1/subscriptions/${discounted.sub.id}/discount`, { coupon: other.body.data.code })).status).toBe(200);
+      const other = await acme.http.POST('/v1/coupons', { body: { code: 'LOYAL5', percent_off: 5, duration: 'forever' } });
+      expect(
+        (await acme.http.POST('/v1/subscriptions/{id}/discount', { path: { id: discounted.sub.id }, body: { coupon: other.body.data.code } })).status,
+      ).toBe(200);
       expect(
         (await portal('GET', `/portal/api/subscriptions/${discounted.sub.id}/retention-offer?reason=too_expensive`, discounted.session)).body.data,
       ).toBeNull();
@@ -219,7 +223,7 @@ describe('retention offers', () => {
       expect(refused.status).toBe(409);
       expect(refused.body.error.message).toContain('already has a discount');
 
-      expect((await acme.api('PATCH', '/v1/settings', { portal_cancellation: 'disabled' })).status).toBe(200);
+      expect((await acme.http.PATCH('/v1/settings', { body: { portal_cancellation: 'disabled' } })).status).toBe(200);
       const plain = await subscribed(acme, plan.id);
       const disabled = await portal('GET', `/portal/api/subscriptions/${plain.sub.id}/retention-offer?reason=too_expensive`, plain.session);
       expect(disabled.status).toBe(403);

@@ -26,17 +26,19 @@ type Line = {
 };
 
 async function addOnPlan(tenant: Tenant, body: Record<string, unknown> = {}): Promise<{ planId: string; priceId: string }> {
-  const res = await tenant.api('POST', '/v1/plans', {
-    name: 'Priority support',
-    code: `support-${Math.random().toString(36).slice(2, 10)}`,
-    interval_unit: 'month',
-    amount: 20_000,
-    currency: 'INR',
-    hsn_code: '998315',
-    ...body,
+  const res = await tenant.http.POST('/v1/plans', {
+    body: {
+      name: 'Priority support',
+      code: `support-${Math.random().toString(36).slice(2, 10)}`,
+      interval_unit: 'month',
+      amount: 20_000,
+      currency: 'INR',
+      hsn_code: '998315',
+      ...body,
+    },
   });
   expect(res.status, res.text).toBe(201);
-  return { planId: res.body.data.id, priceId: res.body.data.prices[0].id };
+  return { planId: res.body.data.id, priceId: res.body.data.prices[0]!.id };
 }
 
 const addItem = async (subscription: string, body: Record<string, unknown>) => {
@@ -63,7 +65,7 @@ describe('subscription items', () => {
     // `none`: nothing credited or charged now; the next renewal bills the item.
     expect(added).toMatchObject({ preview: false, invoice: null, credit_note: null, proration: { prorated: false, new_charge: 0 } });
 
-    const items = await acme.api('GET', `/v1/subscriptions/${sub.id}/items`);
+    const items = await acme.http.GET('/v1/subscriptions/{id}/items', { path: { id: sub.id } });
     expect(items.status, items.text).toBe(200);
     expect(items.body.data).toEqual([
       expect.objectContaining({ id: null, kind: 'plan', plan_id: base.id, price_id: sub.price_id, quantity: 1 }),
@@ -79,7 +81,7 @@ describe('subscription items', () => {
       tax_amount: 28_782,
       total: 188_682,
     };
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
     expect(upcoming.body.data).toMatchObject(expected);
 
@@ -135,22 +137,25 @@ describe('subscription items', () => {
       period_start: '2026-05-11T00:00:00.000Z',
       period_end: '2026-06-01T00:00:00.000Z',
     });
-    expect((added.invoice.lines as Line[]).map((l) => [l.quantity, l.unit_amount, l.cgst_amount])).toEqual([
+    expect((added.invoice!.lines as Line[]).map((l) => [l.quantity, l.unit_amount, l.cgst_amount])).toEqual([
       [1, 67_674, 6_091],
       [3, 13_548, 3_658],
     ]);
-    expect(added.subscription.latest_invoice_id).toBe(added.invoice.id);
+    expect(added.subscription.latest_invoice_id).toBe(added.invoice!.id);
 
     // 21 May: 3 → 5. A preview first: the same figures, nothing written.
     await travelTo(t, '2026-05-21T00:00:00Z');
     const invoicesBefore = (await invoicesOf(acme, sub.id)).length;
-    const preview = await acme.api('PATCH', `/v1/subscriptions/${sub.id}/items/${added.item.id}`, { quantity: 5, preview: true });
+    const preview = await acme.http.PATCH('/v1/subscriptions/{id}/items/{item_id}', {
+      path: { id: sub.id, item_id: added.item.id! },
+      body: { quantity: 5, preview: true },
+    });
     expect(preview.status, preview.text).toBe(200);
     expect(preview.body.data).toMatchObject({ preview: true, item: { quantity: 5 } });
     expect((await invoicesOf(acme, sub.id)).length).toBe(invoicesBefore);
-    expect((await acme.api('GET', `/v1/subscriptions/${sub.id}/items`)).body.data[1].quantity).toBe(3);
+    expect((await acme.http.GET('/v1/subscriptions/{id}/items', { path: { id: sub.id } })).body.data[1]!.quantity).toBe(3);
 
-    const changed = await acme.api('PATCH', `/v1/subscriptions/${sub.id}/items/${added.item.id}`, { quantity: 5 });
+    const changed = await acme.http.PATCH('/v1/subscriptions/{id}/items/{item_id}', { path: { id: sub.id, item_id: added.item.id! }, body: { quantity: 5 } });
     expect(changed.status, changed.text).toBe(200);
     const change = changed.body.data;
     // 11 of 31 days remain. Credit on the 11 May invoice (it paid 11 May → 1 June, 21 days): 127 816 × 11 / 21 = 66 951.24 → 66 951.
@@ -159,14 +164,14 @@ describe('subscription items', () => {
     // The credit first settles the 47 960 the 11 May invoice still owed; the other 18 991 is spent here: due 64 710.
     expect(change.proration).toMatchObject({ remaining_days: 11, period_days: 31, unused_credit: 66_951, new_charge: 70_933 });
     expect(change.invoice).toMatchObject({ subtotal: 70_933, tax_amount: 12_768, total: 83_701, amount_credited: 18_991, amount_due: 64_710 });
-    expect((change.invoice.lines as Line[]).map((l) => [l.quantity, l.unit_amount, l.cgst_amount])).toEqual([
+    expect((change.invoice!.lines as Line[]).map((l) => [l.quantity, l.unit_amount, l.cgst_amount])).toEqual([
       [1, 35_448, 3_190],
       [5, 7_097, 3_194],
     ]);
     expect(change.item).toMatchObject({ id: added.item.id, quantity: 5 });
-    const eleventh = await acme.api('GET', `/v1/invoices/${added.invoice.id}`);
+    const eleventh = await acme.http.GET('/v1/invoices/{id}', { path: { id: added.invoice!.id } });
     expect(eleventh.body.data).toMatchObject({ amount_due: 0 });
-    await pay(acme, change.invoice);
+    await pay(acme, change.invoice!);
 
     // 1 June renewal: plan 99 900 (8 991 a half) + 5 × 20 000 = 100 000 (9 000 a half): 199 900 + 35 982 = 235 882.
     await travelTo(t, '2026-06-01T00:00:00Z');
@@ -175,18 +180,18 @@ describe('subscription items', () => {
 
     // 16 June: remove the add-on; 15 of 30 days remain.
     await travelTo(t, '2026-06-16T00:00:00Z');
-    const removed = await acme.api('DELETE', `/v1/subscriptions/${sub.id}/items/${added.item.id}`);
+    const removed = await acme.http.DELETE('/v1/subscriptions/{id}/items/{item_id}', { path: { id: sub.id, item_id: added.item.id! } });
     expect(removed.status, removed.text).toBe(200);
     // Credit 235 882 × 15 / 30 = 117 941 (it settles the unpaid renewal's due first: no credit left over).
     // Charge: the plan alone, 99 900 × 15 / 30 = 49 950; 9 % = 4 495.5 → 4 496 a half; total 58 942.
     expect(removed.body.data.proration).toMatchObject({ remaining_days: 15, period_days: 30, unused_credit: 117_941, new_charge: 49_950 });
     expect(removed.body.data.invoice).toMatchObject({ subtotal: 49_950, cgst_amount: 4_496, sgst_amount: 4_496, total: 58_942, amount_due: 58_942 });
-    expect(removed.body.data.invoice.lines).toHaveLength(1);
+    expect(removed.body.data.invoice!.lines).toHaveLength(1);
     expect(removed.body.data.item).toMatchObject({ id: added.item.id, quantity: 5 });
-    expect((await acme.api('GET', `/v1/subscriptions/${sub.id}/items`)).body.data).toHaveLength(1);
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    expect((await acme.http.GET('/v1/subscriptions/{id}/items', { path: { id: sub.id } })).body.data).toHaveLength(1);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.body.data).toMatchObject({ subtotal: 99_900, total: 117_882 });
-    expect(await eventTypesOf(acme, added.item.id)).toEqual(['subscription_item.created', 'subscription_item.updated', 'subscription_item.deleted']);
+    expect(await eventTypesOf(acme, added.item.id!)).toEqual(['subscription_item.created', 'subscription_item.updated', 'subscription_item.deleted']);
     await retire(acme, sub.id);
   });
 
@@ -198,14 +203,14 @@ describe('subscription items', () => {
     await pay(acme, first);
     await addItem(sub.id, { price_id: addOnPrice, quantity: 2, proration_behavior: 'none' });
     await travelTo(t, '2026-06-26T00:00:00Z'); // 20 of 30 days remain
-    const res = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 2 });
+    const res = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 2 } });
     expect(res.status, res.text).toBe(200);
     // Credit 117 882 × 20 / 30 = 78 588. Charge: plan 99 900 × 20 / 30 = 66 600, × 2 = 133 200 (11 988 a half);
     // add-on 20 000 × 20 / 30 = 13 333.33 → 13 333, × 2 = 26 666 (2 399.94 → 2 400 a half).
     // Net 159 866; tax 23 976 + 4 800 = 28 776; total 188 642; due 188 642 − 78 588 = 110 054.
     expect(res.body.data.proration).toMatchObject({ unused_credit: 78_588 });
     expect(res.body.data.invoice).toMatchObject({ subtotal: 159_866, tax_amount: 28_776, total: 188_642, amount_due: 110_054 });
-    expect((res.body.data.invoice.lines as Line[]).map((l) => [l.quantity, l.unit_amount])).toEqual([
+    expect((res.body.data.invoice!.lines as Line[]).map((l) => [l.quantity, l.unit_amount])).toEqual([
       [2, 66_600],
       [2, 13_333],
     ]);
@@ -232,9 +237,9 @@ describe('subscription items', () => {
     expect((await post({ price_id: yearly.priceId })).status).toBe(400);
     const dollars = await addOnPlan(acme, { currency: 'USD', amount: 300 });
     expect((await post({ price_id: dollars.priceId })).status).toBe(400);
-    const metric = await acme.api('POST', '/v1/billable-metrics', { code: `calls-${Date.now()}`, name: 'API calls', aggregation: 'count' });
+    const metric = await acme.http.POST('/v1/billable-metrics', { body: { code: `calls-${Date.now()}`, name: 'API calls', aggregation: 'count' } });
     const metered = await createPlan(acme, { prices: [{ currency: 'INR', amount: 10, billing_scheme: 'metered', metric_code: metric.body.data.code }] });
-    const meteredPrice = (await acme.api('GET', `/v1/plans/${metered.id}`)).body.data.prices[0].id;
+    const meteredPrice = (await acme.http.GET('/v1/plans/{id}', { path: { id: metered.id } })).body.data.prices[0]!.id;
     expect((await post({ price_id: meteredPrice })).status).toBe(400);
     expect((await post({ price_id: sub.price_id })).status).toBe(400);
     expect((await post({ price_id: '00000000-0000-7000-8000-000000000000' })).status).toBe(404);
@@ -247,17 +252,22 @@ describe('subscription items', () => {
 
     // A plan of another interval would leave the add-on out of step: refused while it has items.
     const yearlyBase = await createPlan(acme, { interval_unit: 'year', amount: 999_000 });
-    const change = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: yearlyBase.id });
+    const change = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: sub.id }, body: { plan_id: yearlyBase.id } });
     expect(change.status).toBe(409);
-    expect(change.body.error.reason).toBe('subscription_has_items');
+    expect(change.error!.reason).toBe('subscription_has_items');
 
     // Another tenant's subscription, and an item under another subscription: 404.
     const otherAddOn = await addOnPlan(other);
     expect((await post({ price_id: otherAddOn.priceId }, sub.id, other)).status).toBe(404);
     expect((await post({ price_id: otherAddOn.priceId })).status).toBe(404);
     const second = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: base.id });
-    expect((await acme.api('PATCH', `/v1/subscriptions/${second.id}/items/${ok.body.data.item.id}`, { quantity: 2 })).status).toBe(404);
-    expect((await acme.api('PATCH', `/v1/subscriptions/${sub.id}/items/${ok.body.data.item.id}`, { quantity: 1 })).status).toBe(400);
+    expect(
+      (await acme.http.PATCH('/v1/subscriptions/{id}/items/{item_id}', { path: { id: second.id, item_id: ok.body.data.item.id! }, body: { quantity: 2 } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await acme.http.PATCH('/v1/subscriptions/{id}/items/{item_id}', { path: { id: sub.id, item_id: ok.body.data.item.id! }, body: { quantity: 1 } })).status,
+    ).toBe(400);
 
     await retire(acme, sub.id, second.id);
     expect((await post({ price_id: yearly.priceId })).status).toBe(409);

@@ -136,7 +136,7 @@ describe('the billing run', () => {
       t.clock.set('2029-05-01T00:00:00Z');
       const plan = await createPlan(acme, { trial_days: 7 });
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id });
-      expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id } })).status).toBe(200);
       await travelTo(t, '2029-05-08T00:00:00Z');
       expect(await getSubscription(acme, sub.id)).toMatchObject({ status: 'canceled', ended_at: '2029-05-08T00:00:00.000Z', cancel_at_period_end: true });
       expect(await invoicesOf(acme, sub.id)).toEqual([]);
@@ -151,10 +151,10 @@ describe('the billing run', () => {
       const leaving = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
       const staying = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
       for (const sub of [leaving, staying]) await pay(acme, (await invoicesOf(acme, sub.id))[0]);
-      await acme.api('POST', `/v1/subscriptions/${leaving.id}/cancel`, { at_period_end: true });
-      await acme.api('POST', `/v1/subscriptions/${staying.id}/cancel`, {});
+      await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: leaving.id }, body: { at_period_end: true } });
+      await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: staying.id }, body: {} });
       t.clock.set('2029-07-01T00:00:00Z');
-      expect((await acme.api('POST', `/v1/subscriptions/${staying.id}/reactivate`)).body.data.cancel_at_period_end).toBe(false);
+      expect((await acme.http.POST('/v1/subscriptions/{id}/reactivate', { path: { id: staying.id } })).body.data.cancel_at_period_end).toBe(false);
       await travelTo(t, '2029-07-15T12:00:00Z');
       expect(await getSubscription(acme, leaving.id)).toMatchObject({ status: 'canceled', ended_at: '2029-07-15T12:00:00.000Z' });
       expect(await invoicesOf(acme, leaving.id)).toHaveLength(1);
@@ -166,9 +166,9 @@ describe('the billing run', () => {
       expect(staysTypes.indexOf('subscription.reactivated')).toBeGreaterThan(staysTypes.indexOf('subscription.cancel_scheduled'));
       expect(await eventTypesOf(acme, leaving.id)).toContain('subscription.cancel_scheduled');
       // Too late to reactivate a canceled one.
-      const late = await acme.api('POST', `/v1/subscriptions/${leaving.id}/reactivate`);
+      const late = await acme.http.POST('/v1/subscriptions/{id}/reactivate', { path: { id: leaving.id } });
       expect(late.status).toBe(409);
-      expect(late.body.error.message).toBe('cannot reactivate a subscription whose status is canceled');
+      expect(late.error!.message).toBe('cannot reactivate a subscription whose status is canceled');
       await expectRerunChangesNothing();
       await retire(acme, staying.id);
     });
@@ -198,7 +198,7 @@ describe('the billing run', () => {
       const plan = await createPlan(acme);
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id });
       const [first] = await invoicesOf(acme, sub.id);
-      expect((await acme.api('POST', `/v1/invoices/${first.id}/mark-uncollectible`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/invoices/{id}/mark-uncollectible', { path: { id: first.id } })).status).toBe(200);
       await travelTo(t, '2029-11-01T00:01:00Z');
       expect((await getSubscription(acme, sub.id)).status).toBe('unpaid');
       await travelTo(t, '2029-12-01T00:00:00Z');
@@ -206,7 +206,7 @@ describe('the billing run', () => {
       await pay(acme, first);
       await travelTo(t, '2029-12-01T00:01:00Z');
       expect((await getSubscription(acme, sub.id)).status).toBe('active');
-      const events = (await acme.api('GET', `/v1/events?object_id=${sub.id}&limit=100`)).body.data as { type: string; data: { object: { status: string } } }[];
+      const events = (await acme.http.GET('/v1/events', { query: { object_id: sub.id, limit: 100 } })).body.data;
       const moves = events.filter((e) => e.type === 'subscription.unpaid' || e.type === 'subscription.recovered').reverse();
       expect(moves.map((e) => [e.type, e.data.object.status])).toEqual([
         ['subscription.unpaid', 'unpaid'],
@@ -222,10 +222,10 @@ describe('the billing run', () => {
       const plan = await createPlan(acme);
       const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id });
       await pay(acme, (await invoicesOf(acme, sub.id))[0]);
-      expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } })).status).toBe(200);
       await travelTo(t, '2030-03-20T00:00:00Z');
       expect(await invoicesOf(acme, sub.id)).toHaveLength(1);
-      const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+      const resumed = await acme.http.POST('/v1/subscriptions/{id}/resume', { path: { id: sub.id } });
       expect(resumed.body.data).toMatchObject({
         status: 'active',
         current_period_start: '2030-03-20T00:00:00.000Z',
@@ -300,17 +300,22 @@ describe('the billing run', () => {
     it('is the same invoice as one issued alone: GST by place of supply, number, balanced entry, events, credit spent, webhooks queued', async () => {
       t.clock.set('2030-05-01T00:00:00Z');
       const tenant = await karnatakaTenant(t);
-      const hook = await tenant.api('POST', '/v1/webhooks', { url: 'https://hooks.example.test/kosh', events: ['subscription.renewed', 'invoice.finalized'] });
+      const hook = await tenant.http.POST('/v1/webhooks', {
+        body: { url: 'https://hooks.example.test/kosh', events: ['subscription.renewed', 'invoice.finalized'] },
+      });
       expect(hook.status, hook.text).toBe(201);
       const plan = await createPlan(tenant, { amount: 100_000 });
       const local = await createCustomer(tenant);
-      const mumbai = (await tenant.api('POST', '/v1/customers', { email: 'mh@renewal.test', name: 'MH', billing_address: { state_code: '27', country: 'IN' } }))
-        .body.data.id;
+      const mumbai = (
+        await tenant.http.POST('/v1/customers', { body: { email: 'mh@renewal.test', name: 'MH', billing_address: { state_code: '27', country: 'IN' } } })
+      ).body.data.id;
       const a = await subscribe(tenant, { customer_id: local, plan_id: plan.id });
       const b = await subscribe(tenant, { customer_id: mumbai, plan_id: plan.id });
       for (const sub of [a, b]) await pay(tenant, (await invoicesOf(tenant, sub.id))[0]);
       // Goodwill credit the renewal must spend, as finalizeInvoiceWithCredit would.
-      expect((await tenant.api('POST', '/v1/credit-notes', { customer_id: local, amount: 10_000, currency: 'INR', reason: 'goodwill' })).status).toBe(201);
+      expect((await tenant.http.POST('/v1/credit-notes', { body: { customer_id: local, amount: 10_000, currency: 'INR', reason: 'goodwill' } })).status).toBe(
+        201,
+      );
 
       await travelTo(t, '2030-06-01T00:00:00Z');
       const [createA, renewalA] = await invoicesOf(tenant, a.id);
@@ -332,15 +337,15 @@ describe('the billing run', () => {
       expect(renewalB.customer_details).toEqual(createB.customer_details);
       expect(sequence(renewalB.number)).toBe(sequence(renewalA.number) + 1);
       for (const inv of [renewalA, renewalB]) {
-        const entries = (await tenant.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
+        const entries = (await tenant.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: inv.id } })).body.data;
         const finalized = entries.find((e: { kind: string }) => e.kind === 'invoice.finalized');
-        const sum = (k: 'debit' | 'credit') => finalized.lines.reduce((n: number, l: Record<string, number>) => n + l[k]!, 0);
+        const sum = (k: 'debit' | 'credit') => finalized!.lines.reduce((n: number, l) => n + l[k], 0);
         expect([sum('debit'), sum('credit')]).toEqual([inv.total, inv.total]);
         expect(await eventTypesOf(tenant, inv.id)).toEqual(['invoice.created', 'invoice.finalized']);
       }
-      const renewed = await tenant.api('GET', `/v1/events?type=subscription.renewed&object_id=${a.id}`);
+      const renewed = await tenant.http.GET('/v1/events', { query: { type: 'subscription.renewed', object_id: a.id } });
       expect(renewed.body.data).toHaveLength(1);
-      const deliveries = await tenant.api('GET', `/v1/events/${renewed.body.data[0].id}/deliveries`);
+      const deliveries = await tenant.http.GET('/v1/events/{id}/deliveries', { path: { id: renewed.body.data[0]!.id } });
       expect(deliveries.status, deliveries.text).toBe(200);
       expect(deliveries.body.data).toHaveLength(1);
       await retire(tenant, a.id, b.id);
@@ -358,8 +363,8 @@ describe('the billing run', () => {
         ],
       });
       const customer = await createCustomer(tenant);
-      const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
-      await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
+      const entity = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
+      await tenant.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entity }, body: { currency: 'USD', rate: '83' } });
       const inr = [await subscribe(tenant, { customer_id: customer, plan_id: plan.id }), await subscribe(tenant, { customer_id: customer, plan_id: plan.id })];
       const usd = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, currency: 'USD' });
       // The plan loses its USD price behind the API's back: the USD subscription cannot be priced.
@@ -392,7 +397,7 @@ describe('the billing run', () => {
       const reports = await Promise.all([1, 2, 3].map(() => runBillingRun(t.database.db, t.clock.now(), { batchSize: 5 })));
       expect(reports.reduce((n, r) => n + r.failed, 0)).toBe(0);
       for (const sub of subs) expect(periods(await invoicesOf(fresh, sub.id))).toHaveLength(2);
-      const all = await fresh.api('GET', '/v1/invoices?limit=1000');
+      const all = await fresh.http.GET('/v1/invoices', { query: { limit: 1000 } });
       expect(all.body.total_count).toBe(24);
 
       // The unique key, not the code, is the guarantee.

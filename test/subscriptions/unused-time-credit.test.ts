@@ -21,18 +21,20 @@ type NoteLine = { invoice_line_id: string; amount: number; subtotal: number; cgs
 describe('subscriptions', () => {
   describe('cancel now: the credit for unused time', () => {
     it('credits only the in-advance fee line of a renewal that also bills last month’s usage', async () => {
-      const metric = await acme.api('POST', '/v1/billable-metrics', { name: 'Calls', code: 'calls-unused', aggregation: 'count' });
+      const metric = await acme.http.POST('/v1/billable-metrics', { body: { name: 'Calls', code: 'calls-unused', aggregation: 'count' } });
       expect(metric.status, metric.text).toBe(201);
       // ₹1 000.00 a month in advance, plus ₹5.00 a call in arrears.
-      const plan = await acme.api('POST', '/v1/plans', {
-        name: 'Fee and calls',
-        code: 'fee-and-calls',
-        interval: 'month',
-        hsn_code: '998314',
-        prices: [
-          { currency: 'INR', amount: 100_000 },
-          { currency: 'INR', billing_scheme: 'metered', metric_code: 'calls-unused', amount: 500 },
-        ],
+      const plan = await acme.http.POST('/v1/plans', {
+        body: {
+          name: 'Fee and calls',
+          code: 'fee-and-calls',
+          interval: 'month',
+          hsn_code: '998314',
+          prices: [
+            { currency: 'INR', amount: 100_000 },
+            { currency: 'INR', billing_scheme: 'metered', metric_code: 'calls-unused', amount: 500 },
+          ],
+        },
       });
       expect(plan.status, plan.text).toBe(201);
       const customer = await createCustomer(acme);
@@ -44,7 +46,7 @@ describe('subscriptions', () => {
         metric_code: 'calls-unused',
         timestamp: `2026-04-${String(2 + (i % 20)).padStart(2, '0')}T10:00:00Z`,
       }));
-      expect((await acme.api('POST', '/v1/usage/events/batch', { events })).status).toBe(202);
+      expect((await acme.http.POST('/v1/usage/events/batch', { body: { events } })).status).toBe(202);
 
       // 1 May: the renewal bills April's usage in arrears — 40 × 500 = 20 000 + CGST 1 800 + SGST
       // 1 800 = 23 600 — and May's fee in advance — 100 000 + 9 000 + 9 000 = 118 000: 141 600.
@@ -60,11 +62,15 @@ describe('subscriptions', () => {
       // 60 903, all on the fee line: value 60 903 ÷ 1.18 = 51 612.7 → 51 613, CGST 4 645, SGST 4 645.
       // The usage line (April, already consumed) is not credited at all.
       t.clock.set('2026-05-16T00:00:00Z');
-      const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+      const cancel = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate: true } });
       expect(cancel.status, cancel.text).toBe(200);
       expect(cancel.body.data.proration).toMatchObject({ remaining_days: 16, period_days: 31, unused_value: 60_903, unused_credit: 60_903 });
-      const noteId = cancel.body.data.proration.credit_note_id as string;
-      const note = (await acme.api('GET', `/v1/credit-notes/${noteId}`)).body.data as { amount: number; subtotal: number; lines: NoteLine[] };
+      const noteId = cancel.body.data.proration!.credit_note_id as string;
+      const note = (await acme.http.GET('/v1/credit-notes/{id}', { path: { id: noteId } })).body.data as {
+        amount: number;
+        subtotal: number;
+        lines: NoteLine[];
+      };
       expect(note.amount).toBe(60_903);
       expect(note.lines.map((l) => ({ ...l, id: undefined }))).toEqual([
         expect.objectContaining({ invoice_line_id: feeLine.id, amount: 60_903, subtotal: 51_613, cgst_amount: 4_645, sgst_amount: 4_645, igst_amount: 0 }),

@@ -20,7 +20,7 @@ let acme: Tenant;
 let connection: string;
 
 async function syncAndDrain() {
-  const res = await acme.api('POST', '/v1/accounting/sync', { connection_id: connection });
+  const res = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connection } });
   expect(res.status, res.text).toBe(202);
   await t.kosh.worker.drain();
 }
@@ -29,7 +29,9 @@ beforeAll(async () => {
   sandbox = await startAccountingSandbox();
   t = await startTestKosh({ env: sandbox.env() });
   acme = await t.registerTenant({ state_code: '29', gstin: gstinFor('29') });
-  const gateway = await acme.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] });
+  const gateway = await acme.http.POST('/v1/gateway-connections', {
+    body: { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] },
+  });
   expect(gateway.status, gateway.text).toBe(201);
   connection = (await connectThroughBrowser(t, acme, 'quickbooks')).location.searchParams.get('connection_id')!;
 });
@@ -40,20 +42,22 @@ afterAll(async () => {
 
 describe('QuickBooks: paying out a credit note already synced as a CreditMemo', () => {
   it('counts the credit once: income, GST, A/R and the customer balance, worked by hand', async () => {
-    const c = await acme.api('POST', '/v1/customers', { email: 'ka@buyer.in', name: 'Bengaluru Buyer', gstin: gstinFor('29', 'BBBBB2222B1Z') });
+    const c = await acme.http.POST('/v1/customers', { body: { email: 'ka@buyer.in', name: 'Bengaluru Buyer', gstin: gstinFor('29', 'BBBBB2222B1Z') } });
     expect(c.status, c.text).toBe(201);
     const customer = c.body.data.id as string;
-    expect((await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
+    expect((await acme.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_visa' } })).status).toBe(201);
     // ₹1,000 + CGST 9% ₹90 + SGST 9% ₹90 = ₹1,180, paid in full by card.
     const invoice = await createInvoice(acme, customer, [100_000], { lines: [{ description: 'Pro plan', unit_amount: 100_000, hsn_code: '998314' }] });
     expect(invoice.total).toBe(118_000);
-    const paid = await acme.api('POST', `/v1/invoices/${invoice.id}/pay`, {});
+    const paid = await acme.http.POST('/v1/invoices/{id}/pay', { path: { id: invoice.id }, body: {} });
     expect(paid.status, paid.text).toBeLessThan(300);
     // A credit note of ₹236 on the line: ₹200 + CGST ₹18 + SGST ₹18.
-    const note = await acme.api('POST', '/v1/credit-notes', {
-      customer_id: customer,
-      invoice_id: invoice.id,
-      lines: [{ invoice_line_id: invoice.lines[0].id, amount: 23_600 }],
+    const note = await acme.http.POST('/v1/credit-notes', {
+      body: {
+        customer_id: customer,
+        invoice_id: invoice.id,
+        lines: [{ invoice_line_id: invoice.lines[0].id, amount: 23_600 }],
+      },
     });
     expect(note.status, note.text).toBe(201);
     expect(note.body.data).toMatchObject({ subtotal: 20_000, cgst_amount: 1_800, sgst_amount: 1_800, balance: 23_600 });
@@ -66,10 +70,10 @@ describe('QuickBooks: paying out a credit note already synced as a CreditMemo', 
     expect(sandbox.quickbooksBooks()).toEqual({ income: 800, tax: 144, receivable: -236, money: { '35': 1180 }, customers: { [qboCustomer]: -236 } });
 
     // The credit is paid out as money (back to the card): no new tax document in Kosh.
-    const refund = await acme.api('POST', `/v1/credit-notes/${note.body.data.id}/refunds`, { amount: 23_600, reason: 'Cash back' });
+    const refund = await acme.http.POST('/v1/credit-notes/{id}/refunds', { path: { id: note.body.data.id }, body: { amount: 23_600, reason: 'Cash back' } });
     expect(refund.status, refund.text).toBe(201);
     await t.kosh.worker.drain();
-    expect((await acme.api('GET', `/v1/refunds/${refund.body.data.id}`)).body.data.status).toBe('succeeded');
+    expect((await acme.http.GET('/v1/refunds/{id}', { path: { id: refund.body.data.id } })).body.data.status).toBe('succeeded');
 
     const mark = sandbox.requests.length;
     await syncAndDrain();
@@ -94,7 +98,7 @@ describe('QuickBooks: paying out a credit note already synced as a CreditMemo', 
       ],
     });
     expect(sandbox.store.get('quickbooks:refundreceipt')?.size ?? 0).toBe(0);
-    const status = await acme.api('GET', `/v1/accounting/sync-status?limit=1000&connection_id=${connection}&record_type=refund`);
+    const status = await acme.http.GET('/v1/accounting/sync-status', { query: { limit: 1000, connection_id: connection, record_type: 'refund' } });
     expect(status.body.data).toEqual([expect.objectContaining({ record_id: refund.body.data.id, status: 'synced', external_id: expect.any(String) })]);
 
     // Re-sync: nothing sent again.

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 async function checkoutLink(invoiceId: string): Promise<string> {
-  const res = await acme.api('POST', `/v1/invoices/${invoiceId}/checkout-sessions`);
+  const res = await acme.http.POST('/v1/invoices/{id}/checkout-sessions', { path: { id: invoiceId } });
   expect(res.status, res.text).toBe(201);
   expect(Date.parse(res.body.data.expires_at)).toBeGreaterThan(t.clock.now().getTime());
   const url = new URL(res.body.data.url);
@@ -52,7 +52,7 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
       await page.fill('#card_number', '4000 0000 0000 0002');
       await page.click('#pay');
       expect(await page.locator('.error').innerText()).toContain('Your card was declined.');
-      expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.status).toBe('open');
+      expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data.status).toBe('open');
 
       await page.fill('#card_number', '4242 4242 4242 4242');
       await page.click('#pay');
@@ -62,8 +62,8 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
     } finally {
       await context.close();
     }
-    expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 41_300 });
-    const attempts = (await acme.api('GET', `/v1/invoices/${inv.id}/payment-attempts`)).body.data;
+    expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data).toMatchObject({ status: 'paid', amount_paid: 41_300 });
+    const attempts = (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: inv.id } })).body.data;
     expect(attempts.map((a: { status: string }) => a.status)).toEqual(['failed', 'succeeded']);
   });
 
@@ -79,8 +79,8 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
     } finally {
       await context.close();
     }
-    expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 5_900 });
-    expect((await acme.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data).toHaveLength(1);
+    expect((await acme.http.GET('/v1/invoices/{id}', { path: { id: inv.id } })).body.data).toMatchObject({ status: 'paid', amount_paid: 5_900 });
+    expect((await acme.http.GET('/v1/payments', { query: { invoice_id: inv.id } })).body.data).toHaveLength(1);
     // A forged link shows no invoice.
     const forged = await fetch(link.replace(/token=[^&]+/, 'token=forged'));
     expect(forged.status).toBe(404);
@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
 
   it('lets a customer add a card and a UPI mandate in the portal and choose the default', async () => {
     const customer = await createCustomer(acme, { name: 'Arjun Rao' });
-    const link = await acme.api('POST', `/v1/customers/${customer}/portal-sessions`);
+    const link = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: customer } });
     expect(link.status).toBe(201);
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -109,7 +109,7 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
     } finally {
       await context.close();
     }
-    const methods = (await acme.api('GET', `/v1/customers/${customer}/payment-methods`)).body.data;
+    const methods = (await acme.http.GET('/v1/customers/{id}/payment-methods', { path: { id: customer } })).body.data;
     expect(methods.map((m: { type: string; is_default: boolean }) => [m.type, m.is_default]).sort()).toEqual([
       ['card', true],
       ['upi_mandate', false],

@@ -26,13 +26,13 @@ async function grantOk(customer: string, body: Record<string, unknown>) {
 }
 
 async function getGrant(id: string) {
-  const res = await acme.api('GET', `/v1/credit-grants/${id}`);
+  const res = await acme.http.GET('/v1/credit-grants/{id}', { path: { id } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
 
 async function getInvoice(id: string) {
-  const res = await acme.api('GET', `/v1/invoices/${id}`);
+  const res = await acme.http.GET('/v1/invoices/{id}', { path: { id } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -118,10 +118,10 @@ describe('credit grants', () => {
     it('is voided at once, and a void answers 409 the second time', async () => {
       const customer = await createCustomer(acme);
       const promo = await grantOk(customer, { category: 'promotional', amount: 1_000 });
-      const voided = await acme.api('POST', `/v1/credit-grants/${promo.id}/void`);
+      const voided = await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: promo.id } });
       expect(voided.status, voided.text).toBe(200);
       expect(voided.body.data).toMatchObject({ status: 'voided', remaining: 0 });
-      expect((await acme.api('POST', `/v1/credit-grants/${promo.id}/void`)).status).toBe(409);
+      expect((await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: promo.id } })).status).toBe(409);
       expect((await createInvoice(acme, customer, [1_000])).discount_amount).toBe(0);
     });
   });
@@ -133,7 +133,7 @@ describe('credit grants', () => {
       expect(paid).toMatchObject({ category: 'paid', status: 'pending', amount: 100_000, remaining: 100_000, tax_amount: 18_000 });
       // The top-up asks for 100 000 + the 18 000 of GST its voucher will charge = 118 000. It is no
       // tax invoice (decision 0700): no GST lines, and the whole total is prepaid credit until paid.
-      const topUp = await getInvoice(paid.invoice_id);
+      const topUp = await getInvoice(paid.invoice_id!);
       expect(topUp).toMatchObject({
         billing_reason: 'credit_top_up',
         tax_type: '',
@@ -181,7 +181,7 @@ describe('credit grants', () => {
       expect(await balance(CGST, { invoiceId: topUp.id })).toBe(0);
       expect(await balance(CGST, { invoiceId: second.id })).toBe(7_200);
 
-      const list = await acme.api('GET', `/v1/customers/${customer}/credit-grants`);
+      const list = await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } });
       expect(list.status).toBe(200);
       expect(list.body.data.map((g: { id: string }) => g.id)).toEqual([paid.id]);
       expect(list.body.balances).toEqual([]);
@@ -191,23 +191,23 @@ describe('credit grants', () => {
       const customer = await createCustomer(acme);
       const paid = await grantOk(customer, { category: 'paid', amount: 10_000 });
       await grantOk(customer, { category: 'promotional', amount: 2_500 });
-      await pay(acme, await getInvoice(paid.invoice_id));
-      const list = await acme.api('GET', `/v1/customers/${customer}/credit-grants`);
+      await pay(acme, await getInvoice(paid.invoice_id!));
+      const list = await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } });
       expect(list.body.balances).toEqual([{ currency: 'INR', paid: 10_000, promotional: 2_500 }]);
     });
 
     it('forfeits the unspent balance to income at expiry; its GST stays paid', async () => {
       const customer = await createCustomer(acme);
       const paid = await grantOk(customer, { category: 'paid', amount: 20_000, expires_at: new Date(t.clock.now().getTime() + 2 * 86_400_000).toISOString() });
-      await pay(acme, await getInvoice(paid.invoice_id));
+      await pay(acme, await getInvoice(paid.invoice_id!));
       const before = await balance(EXPIRED_INCOME);
       t.clock.advanceDays(3);
       await t.kosh.worker.drain();
       expect(await getGrant(paid.id)).toMatchObject({ status: 'expired', remaining: 0 });
       // Dr 2330 20 000 / Cr 4100 20 000; the 3 600 of GST on the top-up is not touched.
       expect((await balance(EXPIRED_INCOME)) - before).toBe(20_000);
-      expect(await balance(PREPAID, { invoiceId: paid.invoice_id })).toBe(0);
-      expect(await balance(CGST, { invoiceId: paid.invoice_id })).toBe(1_800);
+      expect(await balance(PREPAID, { invoiceId: paid.invoice_id! })).toBe(0);
+      expect(await balance(CGST, { invoiceId: paid.invoice_id! })).toBe(1_800);
       // Expired credit is not drawn.
       expect((await createInvoice(acme, customer, [1_000])).amount_credited).toBe(0);
       t.clock.set('2026-04-01T00:00:00Z');
@@ -216,18 +216,18 @@ describe('credit grants', () => {
     it('voids an unpaid top-up with its grant, and refuses to void one paid for', async () => {
       const customer = await createCustomer(acme);
       const pending = await grantOk(customer, { category: 'paid', amount: 5_000 });
-      const voided = await acme.api('POST', `/v1/credit-grants/${pending.id}/void`);
+      const voided = await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: pending.id } });
       expect(voided.status, voided.text).toBe(200);
       expect(voided.body.data).toMatchObject({ status: 'voided', remaining: 0 });
-      expect((await getInvoice(pending.invoice_id)).status).toBe('void');
+      expect((await getInvoice(pending.invoice_id!)).status).toBe('void');
       // The invoice's void entry reversed the prepaid credit it booked.
-      expect(await balance(PREPAID, { invoiceId: pending.invoice_id })).toBe(0);
+      expect(await balance(PREPAID, { invoiceId: pending.invoice_id! })).toBe(0);
 
       const bought = await grantOk(customer, { category: 'paid', amount: 5_000 });
-      await pay(acme, await getInvoice(bought.invoice_id));
-      const refused = await acme.api('POST', `/v1/credit-grants/${bought.id}/void`);
+      await pay(acme, await getInvoice(bought.invoice_id!));
+      const refused = await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: bought.id } });
       expect(refused.status).toBe(409);
-      expect(refused.body.error.reason).toBe('credit_grant_active');
+      expect(refused.error!.reason).toBe('credit_grant_active');
     });
 
     it("appears in the customer's balance and its statement: granted when spendable, drawn by invoices", async () => {
@@ -235,22 +235,22 @@ describe('credit grants', () => {
       // A paid grant of 20 000 (top-up 23 600 with GST) and a promotional one of 3 000.
       const paid = await grantOk(customer, { category: 'paid', amount: 20_000 });
       const promo = await grantOk(customer, { category: 'promotional', amount: 3_000 });
-      const before = await acme.api('GET', `/v1/customers/${customer}/balance`);
+      const before = await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } });
       // The paid grant is not spendable until its top-up is paid: only the promotional 3 000 shows.
       expect(before.body.data.balances).toEqual([
         { currency: 'INR', available: 3_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 0, promotional_credit: 3_000 } },
       ]);
-      const topUp = await getInvoice(paid.invoice_id);
+      const topUp = await getInvoice(paid.invoice_id!);
       await pay(acme, topUp);
       // 10 000 of service: the promotional 3 000 comes off before GST (7 000 + 1 260 = 8 260), and
       // the paid grant settles 7 000 of credit with its 1 260 of GST already charged.
       const invoice = await createInvoice(acme, customer, [10_000]);
       expect(invoice).toMatchObject({ subtotal: 7_000, total: 8_260, amount_due: 0, status: 'paid' });
-      const after = await acme.api('GET', `/v1/customers/${customer}/balance`);
+      const after = await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } });
       expect(after.body.data.balances).toEqual([
         { currency: 'INR', available: 13_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 13_000, promotional_credit: 0 } },
       ]);
-      const statement = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=10`);
+      const statement = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: customer }, query: { limit: 10 } });
       expect(statement.status, statement.text).toBe(200);
       const rows = statement.body.data.map((r: { source: string; type: string; amount: number; document: { type: string; id: string } }) => [
         r.source,
@@ -272,26 +272,26 @@ describe('credit grants', () => {
       // A paid grant voided with its unpaid top-up was never spendable: no row, no balance.
       const other = await createCustomer(acme);
       const pending = await grantOk(other, { category: 'paid', amount: 5_000 });
-      expect((await acme.api('POST', `/v1/credit-grants/${pending.id}/void`)).status).toBe(200);
-      const none = await acme.api('GET', `/v1/customers/${other}/balance-transactions`);
+      expect((await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: pending.id } })).status).toBe(200);
+      const none = await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: other } });
       expect(none.body.data).toEqual([]);
     });
 
     it('never overspends under 30 concurrent finalizations', async () => {
       const customer = await createCustomer(acme);
       const paid = await grantOk(customer, { category: 'paid', amount: 100_000 });
-      await pay(acme, await getInvoice(paid.invoice_id));
+      await pay(acme, await getInvoice(paid.invoice_id!));
       const drafts = [];
       for (let i = 0; i < 30; i++) drafts.push(await createInvoice(acme, customer, [5_000], { auto_finalize: false }));
       // Each invoice: 5 000 + 900 GST = 5 900, settled by 5 000 of credit + its 900 of top-up GST.
       // 100 000 of credit covers exactly 20 of the 30.
-      const results = await Promise.all(drafts.map((d) => acme.api('POST', `/v1/invoices/${d.id}/finalize`)));
+      const results = await Promise.all(drafts.map((d) => acme.http.POST('/v1/invoices/{id}/finalize', { path: { id: d.id } })));
       expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
       const finals = await Promise.all(drafts.map((d) => getInvoice(d.id)));
       expect(finals.filter((i) => i.status === 'paid' && i.amount_credited === 5_900)).toHaveLength(20);
       expect(finals.filter((i) => i.status === 'open' && i.amount_credited === 0)).toHaveLength(10);
       expect(await getGrant(paid.id)).toMatchObject({ status: 'depleted', remaining: 0 });
-      expect(await balance(PREPAID, { invoiceId: paid.invoice_id })).toBe(0);
+      expect(await balance(PREPAID, { invoiceId: paid.invoice_id! })).toBe(0);
     });
   });
 
@@ -302,7 +302,7 @@ describe('credit grants', () => {
       const drafts = [];
       for (let i = 0; i < 30; i++) drafts.push(await createInvoice(acme, customer, [1_000], { auto_finalize: false }));
       // 20 000 of promotion covers exactly 20 of the 30 invoices of 1 000; the others pay in full.
-      const results = await Promise.all(drafts.map((d) => acme.api('POST', `/v1/invoices/${d.id}/finalize`)));
+      const results = await Promise.all(drafts.map((d) => acme.http.POST('/v1/invoices/{id}/finalize', { path: { id: d.id } })));
       expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
       const finals = await Promise.all(drafts.map((d) => getInvoice(d.id)));
       expect(finals.filter((i) => i.discount_amount === 1_000 && i.total === 0)).toHaveLength(20);
@@ -315,42 +315,52 @@ describe('credit grants', () => {
     it('sells one top-up when the paid balance falls below the threshold, never two in flight', async () => {
       const customer = await createCustomer(acme);
       const first = await grantOk(customer, { category: 'paid', amount: 10_000 });
-      await pay(acme, await getInvoice(first.invoice_id));
-      const put = await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR' });
+      await pay(acme, await getInvoice(first.invoice_id!));
+      const put = await acme.http.PUT('/v1/customers/{id}/auto-top-up', {
+        path: { id: customer },
+        body: { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR' },
+      });
       expect(put.status, put.text).toBe(200);
       expect(put.body.data).toMatchObject({ enabled: true, threshold: 5_000, amount: 20_000, in_flight_invoice_id: null });
 
       // 6 000 + 1 080 GST, settled by 6 000 of credit + 1 080 of its top-up GST: 4 000 left < 5 000.
       await createInvoice(acme, customer, [6_000]);
-      const grants = (await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+      const grants = (await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } })).body.data;
       const auto = grants.find((g: { name: string | null }) => g.name === 'Auto top-up');
       expect(auto).toMatchObject({ category: 'paid', status: 'pending', amount: 20_000, tax_amount: 3_600 });
       // 20 000 + 3 600 GST, charged automatically.
-      expect(await getInvoice(auto.invoice_id)).toMatchObject({ total: 23_600, collection_method: 'charge_automatically', status: 'open' });
-      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).body.data.in_flight_invoice_id).toBe(auto.invoice_id);
+      expect(await getInvoice(auto!.invoice_id!)).toMatchObject({ total: 23_600, collection_method: 'charge_automatically', status: 'open' });
+      expect((await acme.http.GET('/v1/customers/{id}/auto-top-up', { path: { id: customer } })).body.data.in_flight_invoice_id).toBe(auto!.invoice_id);
 
       // Another draw (1 000 + 180: 3 000 left) while the first top-up is unpaid: no second one.
       await createInvoice(acme, customer, [1_000]);
-      const after = (await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+      const after = (await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } })).body.data;
       expect(after.filter((g: { name: string | null }) => g.name === 'Auto top-up')).toHaveLength(1);
 
       // Paid: the grant is spendable and the auto top-up may run again.
-      await pay(acme, await getInvoice(auto.invoice_id));
-      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).body.data.in_flight_invoice_id).toBeNull();
-      expect((await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.balances).toEqual([{ currency: 'INR', paid: 23_000, promotional: 0 }]);
+      await pay(acme, await getInvoice(auto!.invoice_id!));
+      expect((await acme.http.GET('/v1/customers/{id}/auto-top-up', { path: { id: customer } })).body.data.in_flight_invoice_id).toBeNull();
+      expect((await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } })).body.balances).toEqual([
+        { currency: 'INR', paid: 23_000, promotional: 0 },
+      ]);
     });
 
     it('refuses bad settings', async () => {
       const customer = await createCustomer(acme);
       const body = { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR' };
-      expect((await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, amount: 0 })).status).toBe(400);
-      expect((await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, threshold: -1 })).status).toBe(400);
+      expect((await acme.http.PUT('/v1/customers/{id}/auto-top-up', { path: { id: customer }, body: { ...body, amount: 0 } })).status).toBe(400);
+      expect((await acme.http.PUT('/v1/customers/{id}/auto-top-up', { path: { id: customer }, body: { ...body, threshold: -1 } })).status).toBe(400);
       expect(
-        (await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, payment_method_id: '00000000-0000-7000-8000-000000000000' })).status,
+        (
+          await acme.http.PUT('/v1/customers/{id}/auto-top-up', {
+            path: { id: customer },
+            body: { ...body, payment_method_id: '00000000-0000-7000-8000-000000000000' },
+          })
+        ).status,
       ).toBe(404);
-      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).status).toBe(404);
+      expect((await acme.http.GET('/v1/customers/{id}/auto-top-up', { path: { id: customer } })).status).toBe(404);
       const other = await t.registerTenant();
-      expect((await acme.api('PUT', `/v1/customers/${await createCustomer(other)}/auto-top-up`, body)).status).toBe(404);
+      expect((await acme.http.PUT('/v1/customers/{id}/auto-top-up', { path: { id: await createCustomer(other) }, body })).status).toBe(404);
     });
   });
 
@@ -377,11 +387,14 @@ describe('credit grants', () => {
       const res = await grant(theirs, { category: 'promotional', amount: 100 });
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe('not_found');
-      expect((await acme.api('GET', `/v1/customers/${theirs}/credit-grants`)).status).toBe(404);
-      const theirGrant = await other.api('POST', `/v1/customers/${theirs}/credit-grants`, { category: 'promotional', amount: 100, currency: 'INR' });
+      expect((await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: theirs } })).status).toBe(404);
+      const theirGrant = await other.http.POST('/v1/customers/{id}/credit-grants', {
+        path: { id: theirs },
+        body: { category: 'promotional', amount: 100, currency: 'INR' },
+      });
       expect(theirGrant.status).toBe(201);
-      expect((await acme.api('GET', `/v1/credit-grants/${theirGrant.body.data.id}`)).status).toBe(404);
-      expect((await acme.api('POST', `/v1/credit-grants/${theirGrant.body.data.id}/void`)).status).toBe(404);
+      expect((await acme.http.GET('/v1/credit-grants/{id}', { path: { id: theirGrant.body.data.id } })).status).toBe(404);
+      expect((await acme.http.POST('/v1/credit-grants/{id}/void', { path: { id: theirGrant.body.data.id } })).status).toBe(404);
     });
 
     it('refuses a promotional grant in another currency than the customer is invoiced in, with 400 naming currency', async () => {
@@ -392,7 +405,7 @@ describe('credit grants', () => {
       expect(res.body.error.code).toBe('validation_failed');
       expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'currency' })]);
       expect(res.body.error.details[0].message).toContain('INR');
-      expect((await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data).toEqual([]);
+      expect((await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } })).body.data).toEqual([]);
       // In the currency it is invoiced in: granted.
       expect((await grant(customer, { category: 'promotional', amount: 500, currency: 'INR' })).status).toBe(201);
     });
@@ -409,8 +422,8 @@ describe('credit grants', () => {
     it('draws a promotional grant only on invoices of its currency', async () => {
       const customer = await createCustomer(acme);
       await grantOk(customer, { category: 'promotional', amount: 500, currency: 'USD' });
-      const entity = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-      await acme.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
+      const entity = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+      await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entity }, body: { currency: 'USD', rate: '83' } });
       expect((await createInvoice(acme, customer, [1_000])).discount_amount).toBe(0);
     });
   });

@@ -36,7 +36,7 @@ const fullAddress = { line1: '12 MG Road', line2: 'Floor 3', city: 'Bengaluru', 
 describe('customers', () => {
   describe('create', () => {
     it('creates a customer from an e-mail alone, with null optional fields and an empty metadata', async () => {
-      const res = await acme.api('POST', '/v1/customers', { email: 'solo@example.com' });
+      const res = await acme.http.POST('/v1/customers', { body: { email: 'solo@example.com' } });
       expect(res.status).toBe(201);
       expect(res.body.data).toEqual({
         id: expect.any(String),
@@ -58,14 +58,16 @@ describe('customers', () => {
     });
 
     it('accepts every field, upper-cases the GSTIN and records customer.created with the API object', async () => {
-      const res = await acme.api('POST', '/v1/customers', {
-        email: 'Billing@Bengaluru.example',
-        name: 'Bengaluru Bytes Pvt Ltd',
-        external_id: 'cus_legacy_1',
-        phone: '+91 80 4000 1234',
-        gstin: karnatakaGstin.toLowerCase(),
-        billing_address: fullAddress,
-        metadata: { segment: 'smb', seats: 12 },
+      const res = await acme.http.POST('/v1/customers', {
+        body: {
+          email: 'Billing@Bengaluru.example',
+          name: 'Bengaluru Bytes Pvt Ltd',
+          external_id: 'cus_legacy_1',
+          phone: '+91 80 4000 1234',
+          gstin: karnatakaGstin.toLowerCase(),
+          billing_address: fullAddress,
+          metadata: { segment: 'smb', seats: 12 },
+        },
       });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({
@@ -83,37 +85,37 @@ describe('customers', () => {
     });
 
     it('defaults the billing country to IN and fills absent address parts with null', async () => {
-      const res = await acme.api('POST', '/v1/customers', { email: 'addr@example.com', billing_address: { city: 'Pune', state_code: '27' } });
+      const res = await acme.http.POST('/v1/customers', { body: { email: 'addr@example.com', billing_address: { city: 'Pune', state_code: '27' } } });
       expect(res.status).toBe(201);
       expect(res.body.data.billing_address).toEqual({ line1: null, line2: null, city: 'Pune', state_code: '27', postal_code: null, country: 'IN' });
     });
 
     it('takes free-text state codes for customers outside India', async () => {
-      const res = await acme.api('POST', '/v1/customers', { email: 'us@example.com', billing_address: { state_code: 'CA', country: 'us' } });
+      const res = await acme.http.POST('/v1/customers', { body: { email: 'us@example.com', billing_address: { state_code: 'CA', country: 'us' } } });
       expect(res.status).toBe(201);
       expect(res.body.data.billing_address).toMatchObject({ state_code: 'CA', country: 'US' });
     });
 
     it('refuses an e-mail already used in the tenant, whatever its case, with 409', async () => {
       for (const email of ['solo@example.com', 'SOLO@Example.COM']) {
-        const res = await acme.api('POST', '/v1/customers', { email });
+        const res = await acme.http.POST('/v1/customers', { body: { email } });
         expect(res.status).toBe(409);
-        expect(res.body.error).toMatchObject({ code: 'conflict', reason: 'customer_email_taken' });
+        expect(res.error!).toMatchObject({ code: 'conflict', reason: 'customer_email_taken' });
       }
     });
 
     it('lets only one of several simultaneous creations with one e-mail succeed; the rest get 409', async () => {
       const results = await Promise.all(
-        ['race@example.com', 'RACE@example.com', 'Race@Example.com', 'race@EXAMPLE.com'].map((email) => acme.api('POST', '/v1/customers', { email })),
+        ['race@example.com', 'RACE@example.com', 'Race@Example.com', 'race@EXAMPLE.com'].map((email) => acme.http.POST('/v1/customers', { body: { email } })),
       );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
-      for (const r of results.filter((x) => x.status === 409)) expect(r.body.error.code).toBe('conflict');
-      expect((await acme.api('GET', '/v1/customers?email=race@example.com')).body.total_count).toBe(1);
+      for (const r of results.filter((x) => x.status === 409)) expect(r.error!.code).toBe('conflict');
+      expect((await acme.http.GET('/v1/customers', { query: { email: 'race@example.com' } })).body.total_count).toBe(1);
     });
 
     it('lets another tenant use the same e-mail', async () => {
       const other = await t.registerTenant();
-      expect((await other.api('POST', '/v1/customers', { email: 'solo@example.com' })).status).toBe(201);
+      expect((await other.http.POST('/v1/customers', { body: { email: 'solo@example.com' } })).status).toBe(201);
     });
 
     it.each([
@@ -165,48 +167,48 @@ describe('customers', () => {
       shop = await t.registerTenant();
       for (const [i, email] of emails.entries()) {
         t.clock.advanceSeconds(1);
-        const res = await shop.api('POST', '/v1/customers', { email, name: ['Asha Rao', 'Bala Shop 100%', 'Chitra'][i] });
+        const res = await shop.http.POST('/v1/customers', { body: { email, name: ['Asha Rao', 'Bala Shop 100%', 'Chitra'][i] } });
         expect(res.status).toBe(201);
       }
     });
 
     it('lists the tenant’s customers newest first with totals', async () => {
-      const res = await shop.api('GET', '/v1/customers');
+      const res = await shop.http.GET('/v1/customers');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'list', has_more: false, total_count: 3 });
       expect(res.body.data.map((c: { email: string }) => c.email)).toEqual([...emails].reverse());
     });
 
     it('filters by q over name and e-mail, case-insensitively, treating % and _ literally', async () => {
-      const byEmail = await shop.api('GET', '/v1/customers?q=SHOP.TEST');
+      const byEmail = await shop.http.GET('/v1/customers', { query: { q: 'SHOP.TEST' } });
       expect(byEmail.body.data.map((c: { email: string }) => c.email)).toEqual(['bala@shop.test', 'asha@shop.test']);
-      const byName = await shop.api('GET', '/v1/customers?q=chitra');
+      const byName = await shop.http.GET('/v1/customers', { query: { q: 'chitra' } });
       expect(byName.body.data.map((c: { email: string }) => c.email)).toEqual(['chitra@other.test']);
       const literal = await shop.api('GET', '/v1/customers?q=100%25');
       expect(literal.body.data.map((c: { email: string }) => c.email)).toEqual(['bala@shop.test']);
-      const wildcard = await shop.api('GET', '/v1/customers?q=_');
+      const wildcard = await shop.http.GET('/v1/customers', { query: { q: '_' } });
       expect(wildcard.body.total_count).toBe(0);
     });
 
     it('filters by exact e-mail, case-insensitively, and never by a part of it', async () => {
-      const exact = await shop.api('GET', '/v1/customers?email=ASHA@Shop.Test');
+      const exact = await shop.http.GET('/v1/customers', { query: { email: 'ASHA@Shop.Test' } });
       expect(exact.body).toMatchObject({ total_count: 1 });
-      expect(exact.body.data[0].email).toBe('asha@shop.test');
-      const partial = await shop.api('GET', '/v1/customers?email=asha');
+      expect(exact.body.data[0]!.email).toBe('asha@shop.test');
+      const partial = await shop.http.GET('/v1/customers', { query: { email: 'asha' } });
       expect(partial.body).toMatchObject({ total_count: 0, data: [] });
     });
 
     it('pages with limit and page', async () => {
-      const first = await shop.api('GET', '/v1/customers?limit=2&page=1');
+      const first = await shop.http.GET('/v1/customers', { query: { limit: 2, page: 1 } });
       expect(first.body).toMatchObject({ has_more: true, total_count: 3 });
       expect(first.body.data.map((c: { email: string }) => c.email)).toEqual(['chitra@other.test', 'bala@shop.test']);
-      const second = await shop.api('GET', '/v1/customers?limit=2&page=2');
+      const second = await shop.http.GET('/v1/customers', { query: { limit: 2, page: 2 } });
       expect(second.body).toMatchObject({ has_more: false, total_count: 3 });
       expect(second.body.data.map((c: { email: string }) => c.email)).toEqual(['asha@shop.test']);
     });
 
     it('never shows another tenant’s customers', async () => {
-      const res = await acme.api('GET', '/v1/customers?q=shop.test');
+      const res = await acme.http.GET('/v1/customers', { query: { q: 'shop.test' } });
       expect(res.body).toMatchObject({ total_count: 0, data: [] });
     });
 
@@ -219,25 +221,25 @@ describe('customers', () => {
 
   describe('get', () => {
     it('answers the customer by id', async () => {
-      const created = await acme.api('POST', '/v1/customers', { email: 'get@example.com', name: 'Get Me' });
-      const res = await acme.api('GET', `/v1/customers/${created.body.data.id}`);
+      const created = await acme.http.POST('/v1/customers', { body: { email: 'get@example.com', name: 'Get Me' } });
+      const res = await acme.http.GET('/v1/customers/{id}', { path: { id: created.body.data.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(created.body.data);
     });
 
     it('answers 404 for a missing id and 400 for a malformed one', async () => {
-      const missing = await acme.api('GET', '/v1/customers/00000000-0000-7000-8000-000000000000');
+      const missing = await acme.http.GET('/v1/customers/{id}', { path: { id: '00000000-0000-7000-8000-000000000000' } });
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
-      const malformed = await acme.api('GET', '/v1/customers/not-a-uuid');
+      const malformed = await acme.http.GET('/v1/customers/{id}', { path: { id: 'not-a-uuid' } });
       expect(malformed.status).toBe(400);
-      expect(malformed.body.error.details[0].field).toBe('params.id');
+      expect(malformed.error!.details![0]!.field).toBe('params.id');
     });
 
     it("hides another tenant's customer exactly like a missing one", async () => {
       const other = await t.registerTenant();
-      const created = await other.api('POST', '/v1/customers', { email: 'hidden@example.com' });
-      const res = await acme.api('GET', `/v1/customers/${created.body.data.id}`);
+      const created = await other.http.POST('/v1/customers', { body: { email: 'hidden@example.com' } });
+      const res = await acme.http.GET('/v1/customers/{id}', { path: { id: created.body.data.id } });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
     });
@@ -262,14 +264,14 @@ describe('customers', () => {
     };
 
     beforeAll(async () => {
-      const res = await acme.api('POST', '/v1/customers', original);
+      const res = await acme.http.POST('/v1/customers', { body: original });
       expect(res.status).toBe(201);
       id = res.body.data.id;
     });
 
     it('changes only the fields given, moves updated_at and records customer.updated', async () => {
       t.clock.advanceSeconds(60);
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { name: 'Put Renamed' });
+      const res = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { name: 'Put Renamed' } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ ...original, name: 'Put Renamed' });
       expect(res.body.data.updated_at).toBe(t.clock.now().toISOString());
@@ -277,31 +279,34 @@ describe('customers', () => {
       const events = await eventsFor(acme.tenantId, id);
       expect(events.map((e) => e.type)).toEqual(['customer.created', 'customer.updated']);
       expect((events[1]!.payload as { data: { object: unknown } }).data.object).toEqual(res.body.data);
-      expect((await acme.api('GET', `/v1/customers/${id}`)).body.data).toEqual(res.body.data);
+      expect((await acme.http.GET('/v1/customers/{id}', { path: { id } })).body.data).toEqual(res.body.data);
     });
 
     it('answers an empty body with the unchanged customer and records nothing', async () => {
-      const before = (await acme.api('GET', `/v1/customers/${id}`)).body.data;
-      const res = await acme.api('PUT', `/v1/customers/${id}`, {});
+      const before = (await acme.http.GET('/v1/customers/{id}', { path: { id } })).body.data;
+      const res = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: {} });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(before);
       expect((await eventsFor(acme.tenantId, id)).map((e) => e.type)).toEqual(['customer.created', 'customer.updated']);
     });
 
     it('keeps the billing address when the GSTIN moves to another state (place of supply follows the GSTIN)', async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { gstin: gstin('27') });
+      const res = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { gstin: gstin('27') } });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.gstin).toBe(gstin('27'));
     });
 
     it("accepts a billing state other than the GSTIN's (a branch address)", async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { billing_address: { ...fullAddress, state_code: '33' } });
+      const res = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { billing_address: { ...fullAddress, state_code: '33' } } });
       expect(res.status, res.text).toBe(200);
-      expect(res.body.data.billing_address.state_code).toBe('33');
+      expect(res.body.data.billing_address!.state_code).toBe('33');
     });
 
     it('moves GSTIN and address to another state together', async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { gstin: gstin('27'), billing_address: { city: 'Mumbai', state_code: '27' } });
+      const res = await acme.http.PUT('/v1/customers/{id}', {
+        path: { id },
+        body: { gstin: gstin('27'), billing_address: { city: 'Mumbai', state_code: '27' } },
+      });
       expect(res.status).toBe(200);
       expect(res.body.data.gstin).toBe(gstin('27'));
       // The address is replaced whole, not merged with the old one.
@@ -309,13 +314,16 @@ describe('customers', () => {
     });
 
     it('clears optional fields with null, metadata to an empty object', async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, {
-        name: null,
-        external_id: null,
-        phone: null,
-        gstin: null,
-        billing_address: null,
-        metadata: null,
+      const res = await acme.http.PUT('/v1/customers/{id}', {
+        path: { id },
+        body: {
+          name: null,
+          external_id: null,
+          phone: null,
+          gstin: null,
+          billing_address: null,
+          metadata: null,
+        },
       });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({
@@ -330,19 +338,19 @@ describe('customers', () => {
     });
 
     it('changes the e-mail, and lets a customer change the case of its own e-mail', async () => {
-      const renamed = await acme.api('PUT', `/v1/customers/${id}`, { email: 'put-new@example.com' });
+      const renamed = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { email: 'put-new@example.com' } });
       expect(renamed.status).toBe(200);
-      const recased = await acme.api('PUT', `/v1/customers/${id}`, { email: 'PUT-NEW@example.com' });
+      const recased = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { email: 'PUT-NEW@example.com' } });
       expect(recased.status).toBe(200);
       expect(recased.body.data.email).toBe('PUT-NEW@example.com');
       // The old address is free again.
-      expect((await acme.api('POST', '/v1/customers', { email: 'put@example.com' })).status).toBe(201);
+      expect((await acme.http.POST('/v1/customers', { body: { email: 'put@example.com' } })).status).toBe(201);
     });
 
     it("refuses another customer's e-mail, in any case, with 409", async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { email: 'SOLO@example.com' });
+      const res = await acme.http.PUT('/v1/customers/{id}', { path: { id }, body: { email: 'SOLO@example.com' } });
       expect(res.status).toBe(409);
-      expect(res.body.error).toMatchObject({ code: 'conflict', reason: 'customer_email_taken' });
+      expect(res.error!).toMatchObject({ code: 'conflict', reason: 'customer_email_taken' });
     });
 
     it.each([
@@ -359,14 +367,14 @@ describe('customers', () => {
 
     it("answers 404 for a missing id and for another tenant's customer, 400 for a malformed id", async () => {
       const other = await t.registerTenant();
-      const theirs = await other.api('POST', '/v1/customers', { email: 'theirs@example.com' });
+      const theirs = await other.http.POST('/v1/customers', { body: { email: 'theirs@example.com' } });
       for (const target of ['00000000-0000-7000-8000-000000000000', theirs.body.data.id]) {
-        const res = await acme.api('PUT', `/v1/customers/${target}`, { name: 'hijack' });
+        const res = await acme.http.PUT('/v1/customers/{id}', { path: { id: target }, body: { name: 'hijack' } });
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
       }
-      expect((await other.api('GET', `/v1/customers/${theirs.body.data.id}`)).body.data.name).toBeNull();
-      expect((await acme.api('PUT', '/v1/customers/123', { name: 'x' })).status).toBe(400);
+      expect((await other.http.GET('/v1/customers/{id}', { path: { id: theirs.body.data.id } })).body.data.name).toBeNull();
+      expect((await acme.http.PUT('/v1/customers/{id}', { path: { id: '123' }, body: { name: 'x' } })).status).toBe(400);
     });
   });
 });

@@ -23,28 +23,37 @@ beforeAll(async () => {
   sink = await startMailSink();
   t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>' } });
   acme = await t.registerTenant({ email: 'accounts@acme.test', gstin: SUPPLIER_GSTIN, state_code: '29' });
-  const entity = (await acme.api('GET', '/v1/entities')).body.data[0];
-  const patched = await acme.api('PATCH', `/v1/entities/${entity.id}`, {
-    name: 'Acme',
-    legal_name: 'Acme Software Private Limited',
-    address: { line1: '12 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+  const entity = (await acme.http.GET('/v1/entities')).body.data[0];
+  const patched = await acme.http.PATCH('/v1/entities/{id}', {
+    path: { id: entity!.id },
+    body: {
+      name: 'Acme',
+      legal_name: 'Acme Software Private Limited',
+      address: { line1: '12 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+    },
   });
   expect(patched.status).toBe(200);
-  const c1 = await acme.api('POST', '/v1/customers', {
-    email: 'ap@karnataka.example',
-    name: 'Karnataka Traders Pvt Ltd',
-    gstin: CUSTOMER_GSTIN,
-    billing_address: { line1: '4 Residency Road', city: 'Bengaluru', state_code: '29', postal_code: '560025', country: 'IN' },
+  const c1 = await acme.http.POST('/v1/customers', {
+    body: {
+      email: 'ap@karnataka.example',
+      name: 'Karnataka Traders Pvt Ltd',
+      gstin: CUSTOMER_GSTIN,
+      billing_address: { line1: '4 Residency Road', city: 'Bengaluru', state_code: '29', postal_code: '560025', country: 'IN' },
+    },
   });
   karnataka = { id: c1.body.data.id, email: c1.body.data.email };
   maharashtra = (
-    await acme.api('POST', '/v1/customers', { email: 'mh@example.in', name: 'Pune Retail', billing_address: { state_code: '27', city: 'Pune', country: 'IN' } })
+    await acme.http.POST('/v1/customers', {
+      body: { email: 'mh@example.in', name: 'Pune Retail', billing_address: { state_code: '27', city: 'Pune', country: 'IN' } },
+    })
   ).body.data.id;
   usCustomer = (
-    await acme.api('POST', '/v1/customers', {
-      email: 'ap@us.example',
-      name: 'US Inc',
-      billing_address: { line1: '1 Market St', city: 'San Francisco', state_code: 'CA', country: 'US' },
+    await acme.http.POST('/v1/customers', {
+      body: {
+        email: 'ap@us.example',
+        name: 'US Inc',
+        billing_address: { line1: '1 Market St', city: 'San Francisco', state_code: 'CA', country: 'US' },
+      },
     })
   ).body.data.id;
 });
@@ -95,7 +104,7 @@ describe('invoices', () => {
       expect(invoice).toMatchObject({ subtotal: 1_00_999_99, cgst_amount: 9_090_00, sgst_amount: 9_090_00, total: 1_19_179_99 });
       const before = sink.messages.length;
 
-      const res = await acme.api('POST', `/v1/invoices/${invoice.id}/send`);
+      const res = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ message: `invoice ${invoice.number} queued for delivery to ${karnataka.email}` });
       // Queued, not sent: nothing has reached the server and nothing claims it was sent.
@@ -151,33 +160,35 @@ describe('invoices', () => {
     it('sends again when asked again, but replays a repeated Idempotency-Key without queueing a second mail', async () => {
       const invoice = await createInvoice(acme, { customer_id: karnataka.id });
       const headers = { 'idempotency-key': `send-${invoice.id}` };
-      const first = await acme.api('POST', `/v1/invoices/${invoice.id}/send`, undefined, headers);
-      const replay = await acme.api('POST', `/v1/invoices/${invoice.id}/send`, undefined, headers);
+      const first = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id }, headers });
+      const replay = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id }, headers });
       expect(replay.status).toBe(200);
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body).toEqual(first.body);
-      const again = await acme.api('POST', `/v1/invoices/${invoice.id}/send`);
+      const again = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } });
       expect(again.status).toBe(200);
 
       const before = sink.messages.length;
       await t.kosh.worker.drain();
-      const sent = sink.messages.slice(before).filter((m) => m.subject.includes(invoice.number));
+      const sent = sink.messages.slice(before).filter((m) => m.subject.includes(invoice.number!));
       expect(sent).toHaveLength(2);
       expect(await sentEvents(acme.tenantId, invoice.id)).toHaveLength(2);
     });
 
     it('sends a paid invoice, saying so, with amount paid and amount due on the PDF', async () => {
       const invoice = await createInvoice(acme, { customer_id: karnataka.id });
-      await acme.api('POST', '/v1/payments/offline', {
-        customer_id: karnataka.id,
-        invoice_id: invoice.id,
-        payment_type: 'bank_transfer',
-        amount: invoice.total,
+      await acme.http.POST('/v1/payments/offline', {
+        body: {
+          customer_id: karnataka.id,
+          invoice_id: invoice.id,
+          payment_type: 'bank_transfer',
+          amount: invoice.total,
+        },
       });
-      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/send`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } })).status).toBe(200);
       const before = sink.messages.length;
       await t.kosh.worker.drain();
-      const mail = sink.messages.slice(before).find((m) => m.subject.includes(invoice.number))!;
+      const mail = sink.messages.slice(before).find((m) => m.subject.includes(invoice.number!))!;
       expect(mail.text).toContain('It has been paid in full.');
       const text = await pdfText(mail.attachments[0]!.content);
       expect(text).toMatch(/Amount paid\s+1,19,179\.99/);
@@ -186,34 +197,34 @@ describe('invoices', () => {
 
     describe('refuses with 400 validation_failed (SPEC 4.8), queueing nothing', () => {
       it('when the id is not a UUID', async () => {
-        const res = await acme.api('POST', '/v1/invoices/not-a-uuid/send');
+        const res = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: 'not-a-uuid' } });
         expect(res.status).toBe(400);
-        expect(res.body.error.code).toBe('validation_failed');
+        expect(res.error!.code).toBe('validation_failed');
       });
 
       it('when no such invoice exists in the tenant, including another tenant’s invoice', async () => {
         const other = await t.registerTenant();
-        const customer = (await other.api('POST', '/v1/customers', { email: 'x@other.test' })).body.data.id;
+        const customer = (await other.http.POST('/v1/customers', { body: { email: 'x@other.test' } })).body.data.id;
         const foreign = await createInvoice(other, { customer_id: customer });
         const jobsBefore = (await mailJobs(t.kosh.deps.db, acme.tenantId)).length;
         for (const id of [UNKNOWN_ID, foreign.id]) {
-          const res = await acme.api('POST', `/v1/invoices/${id}/send`);
+          const res = await acme.http.POST('/v1/invoices/{id}/send', { path: { id } });
           expect(res.status).toBe(400);
-          expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'invoice_not_found', message: 'invoice not found' });
+          expect(res.error!).toMatchObject({ code: 'validation_failed', reason: 'invoice_not_found', message: 'invoice not found' });
         }
         expect(await mailJobs(t.kosh.deps.db, acme.tenantId)).toHaveLength(jobsBefore);
         expect(await mailJobs(t.kosh.deps.db, other.tenantId)).toHaveLength(0);
       });
 
       it('when the customer has no e-mail address', async () => {
-        const customer = (await acme.api('POST', '/v1/customers', { email: 'soon-gone@example.in', name: 'No Mail Ltd' })).body.data.id;
+        const customer = (await acme.http.POST('/v1/customers', { body: { email: 'soon-gone@example.in', name: 'No Mail Ltd' } })).body.data.id;
         const invoice = await createInvoice(acme, { customer_id: customer });
         // The API requires an e-mail on every customer; rows written before that rule (or by a
         // direct import) may lack one. Make such a row.
         await t.kosh.deps.db.updateTable('customers').set({ email: '' }).where('tenant_id', '=', acme.tenantId).where('id', '=', customer).execute();
-        const res = await acme.api('POST', `/v1/invoices/${invoice.id}/send`);
+        const res = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } });
         expect(res.status).toBe(400);
-        expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'customer_email_missing' });
+        expect(res.error!).toMatchObject({ code: 'validation_failed', reason: 'customer_email_missing' });
         expect(await mailJobs(t.kosh.deps.db, acme.tenantId, invoice.id)).toHaveLength(0);
       });
 
@@ -221,11 +232,11 @@ describe('invoices', () => {
         const plain = await startTestKosh();
         try {
           const tenant = await plain.registerTenant();
-          const customer = (await tenant.api('POST', '/v1/customers', { email: 'c@example.in' })).body.data.id;
-          const invoice = (await tenant.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', lines: gstLines })).body.data;
-          const res = await tenant.api('POST', `/v1/invoices/${invoice.id}/send`);
+          const customer = (await tenant.http.POST('/v1/customers', { body: { email: 'c@example.in' } })).body.data.id;
+          const invoice = (await tenant.http.POST('/v1/invoices', { body: { customer_id: customer, currency: 'INR', lines: gstLines } })).body.data;
+          const res = await tenant.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } });
           expect(res.status).toBe(400);
-          expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'email_not_configured' });
+          expect(res.error!).toMatchObject({ code: 'validation_failed', reason: 'email_not_configured' });
           expect(await mailJobs(plain.kosh.deps.db, tenant.tenantId)).toHaveLength(0);
         } finally {
           await plain.close();
@@ -234,15 +245,15 @@ describe('invoices', () => {
 
       it('when the invoice is a draft (it has no number yet) or void', async () => {
         const draft = await createInvoice(acme, { customer_id: karnataka.id, auto_finalize: false });
-        const res = await acme.api('POST', `/v1/invoices/${draft.id}/send`);
+        const res = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: draft.id } });
         expect(res.status).toBe(400);
-        expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'invoice_not_finalized' });
+        expect(res.error!).toMatchObject({ code: 'validation_failed', reason: 'invoice_not_finalized' });
 
         const voided = await createInvoice(acme, { customer_id: karnataka.id });
-        await acme.api('POST', `/v1/invoices/${voided.id}/void`);
-        const refused = await acme.api('POST', `/v1/invoices/${voided.id}/send`);
+        await acme.http.POST('/v1/invoices/{id}/void', { path: { id: voided.id } });
+        const refused = await acme.http.POST('/v1/invoices/{id}/send', { path: { id: voided.id } });
         expect(refused.status).toBe(400);
-        expect(refused.body.error).toMatchObject({ code: 'validation_failed', reason: 'invoice_void' });
+        expect(refused.error!).toMatchObject({ code: 'validation_failed', reason: 'invoice_void' });
         expect(await mailJobs(t.kosh.deps.db, acme.tenantId, draft.id)).toHaveLength(0);
         expect(await mailJobs(t.kosh.deps.db, acme.tenantId, voided.id)).toHaveLength(0);
       });
@@ -326,16 +337,20 @@ describe('invoices', () => {
     });
 
     it('labels the state tax UTGST for a supplier in a union territory without a legislature', async () => {
-      const entity = await acme.api('POST', '/v1/entities', {
-        name: 'Acme Chandigarh',
-        legal_name: 'Acme Chandigarh LLP',
-        invoice_prefix: 'CHD-',
-        state_code: '04',
-        gstin: gstin('04AAACA1234A1Z'),
+      const entity = await acme.http.POST('/v1/entities', {
+        body: {
+          name: 'Acme Chandigarh',
+          legal_name: 'Acme Chandigarh LLP',
+          invoice_prefix: 'CHD-',
+          state_code: '04',
+          gstin: gstin('04AAACA1234A1Z'),
+        },
       });
       expect(entity.status).toBe(201);
       const customer = (
-        await acme.api('POST', '/v1/customers', { email: 'chd@example.in', name: 'Sector 17 Stores', billing_address: { state_code: '04', country: 'IN' } })
+        await acme.http.POST('/v1/customers', {
+          body: { email: 'chd@example.in', name: 'Sector 17 Stores', billing_address: { state_code: '04', country: 'IN' } },
+        })
       ).body.data.id;
       const invoice = await createInvoice(acme, {
         customer_id: customer,
@@ -368,7 +383,7 @@ describe('invoices', () => {
     });
 
     it('titles it "Invoice", without GST particulars, when the supplier is outside India', async () => {
-      const entity = await acme.api('POST', '/v1/entities', { name: 'Acme Inc', legal_name: 'Acme Inc', invoice_prefix: 'US-', country_code: 'US' });
+      const entity = await acme.http.POST('/v1/entities', { body: { name: 'Acme Inc', legal_name: 'Acme Inc', invoice_prefix: 'US-', country_code: 'US' } });
       const invoice = await createInvoice(acme, {
         customer_id: usCustomer,
         entity_id: entity.body.data.id,
@@ -400,7 +415,7 @@ describe('invoices', () => {
 
     it('marks a void invoice VOID', async () => {
       const invoice = await createInvoice(acme, { customer_id: karnataka.id });
-      await acme.api('POST', `/v1/invoices/${invoice.id}/void`);
+      await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } });
       const text = await pdfText((await fetchPdf(acme, invoice.id)).pdf, { raw: true });
       expect(text).toMatch(/^VOID$/m);
       expect(text).toContain(invoice.number);
@@ -423,7 +438,7 @@ describe('invoices', () => {
 
     it('answers 404 for a missing or another tenant’s invoice, 400 for a bad id, 401 without a key', async () => {
       const other = await t.registerTenant();
-      const customer = (await other.api('POST', '/v1/customers', { email: 'y@other.test' })).body.data.id;
+      const customer = (await other.http.POST('/v1/customers', { body: { email: 'y@other.test' } })).body.data.id;
       const foreign = await createInvoice(other, { customer_id: customer });
       for (const id of [UNKNOWN_ID, foreign.id]) {
         const res = await fetchPdf(acme, id);
@@ -444,7 +459,7 @@ describe('invoices', () => {
       try {
         const attemptsBefore = sink.recipientAttempts.length;
         const messagesBefore = sink.messages.length;
-        expect((await acme.api('POST', `/v1/invoices/${invoice.id}/send`)).status).toBe(200);
+        expect((await acme.http.POST('/v1/invoices/{id}/send', { path: { id: invoice.id } })).status).toBe(200);
         await t.kosh.worker.drain();
         let [job] = await mailJobs(t.kosh.deps.db, acme.tenantId, invoice.id);
         expect(job).toMatchObject({ state: 'pending', attempts: 1 });

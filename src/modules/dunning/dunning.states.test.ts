@@ -27,12 +27,14 @@ describe('the dunning execution state table', () => {
 
   it('refuses to exhaust, step or reopen the wall of an execution its payment already recovered, and leaves it as it was', async () => {
     const tenant = await t.registerTenant({ gstin: gstinFor('29') }); // its default campaign dunns failed charges
-    const customer = (await tenant.api('POST', '/v1/customers', { email: 'late@dunning.test', name: 'Late Payer' })).body.data;
+    const customer = (await tenant.http.POST('/v1/customers', { body: { email: 'late@dunning.test', name: 'Late Payer' } })).body.data;
     const invoice = (
-      await tenant.api('POST', '/v1/invoices', {
-        customer_id: customer.id,
-        currency: 'INR',
-        lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
+      await tenant.http.POST('/v1/invoices', {
+        body: {
+          customer_id: customer.id,
+          currency: 'INR',
+          lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
+        },
       })
     ).body.data;
     const db = t.kosh.deps.db;
@@ -41,21 +43,21 @@ describe('the dunning execution state table', () => {
       .execute((tx) =>
         emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }),
       );
-    const [started] = (await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data;
-    expect(started.status).toBe('active');
+    const [started] = (await tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } })).body.data;
+    expect(started!.status).toBe('active');
 
     const refused = await db.transaction().execute(async (tx) => {
-      const recovered = await transitionExecution(tx, tenant.tenantId, started.id, 'recover', { ended_at: t.clock.now() });
+      const recovered = await transitionExecution(tx, tenant.tenantId, started!.id, 'recover', { ended_at: t.clock.now() });
       expect(recovered?.status).toBe('recovered');
       return {
-        exhaust: await transitionExecution(tx, tenant.tenantId, started.id, 'exhaust', { ended_at: t.clock.now() }),
-        step: await transitionExecution(tx, tenant.tenantId, started.id, 'step', { steps_done: 5 }),
-        raiseWall: await transitionExecution(tx, tenant.tenantId, started.id, 'raise_wall', { payment_wall_active: true }),
-        lowerWall: await transitionExecution(tx, tenant.tenantId, started.id, 'lower_wall', { payment_wall_active: false }),
+        exhaust: await transitionExecution(tx, tenant.tenantId, started!.id, 'exhaust', { ended_at: t.clock.now() }),
+        step: await transitionExecution(tx, tenant.tenantId, started!.id, 'step', { steps_done: 5 }),
+        raiseWall: await transitionExecution(tx, tenant.tenantId, started!.id, 'raise_wall', { payment_wall_active: true }),
+        lowerWall: await transitionExecution(tx, tenant.tenantId, started!.id, 'lower_wall', { payment_wall_active: false }),
       };
     });
     expect(refused).toEqual({ exhaust: undefined, step: undefined, raiseWall: undefined, lowerWall: undefined });
-    const [after] = (await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data;
-    expect(after).toMatchObject({ id: started.id, status: 'recovered', steps_done: 0 });
+    const [after] = (await tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } })).body.data;
+    expect(after).toMatchObject({ id: started!.id, status: 'recovered', steps_done: 0 });
   });
 });

@@ -66,13 +66,13 @@ afterAll(async () => {
 describe('dunning campaigns', () => {
   it('gives a new tenant a default campaign: e-mail, retry at 1 day, e-mail at 3, retry at 5, payment wall at 7', async () => {
     const tenant = await t.registerTenant();
-    const res = await tenant.api('GET', '/v1/dunning-campaigns');
+    const res = await tenant.http.GET('/v1/dunning-campaigns');
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(1);
     const campaign = res.body.data[0];
     expect(campaign).toMatchObject({ is_default: true, is_active: true, trigger_event: 'payment_failed', active_subscriptions: 0 });
     expect(
-      campaign.steps.map((s: { delay_hours: number; channel: string; is_payment_wall: boolean; step_order: number }) => [
+      campaign!.steps.map((s: { delay_hours: number; channel: string; is_payment_wall: boolean; step_order: number }) => [
         s.step_order,
         s.delay_hours,
         s.channel,
@@ -90,7 +90,7 @@ describe('dunning campaigns', () => {
   describe('POST /v1/dunning-campaigns', () => {
     it('creates a campaign from SPEC 4.6 formal body with the second description defaults and no steps', async () => {
       const tenant = await t.registerTenant();
-      const res = await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Gentle', trigger_event: 'payment_failed' });
+      const res = await tenant.http.POST('/v1/dunning-campaigns', { body: { name: 'Gentle', trigger_event: 'payment_failed' } });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({
         tenant_id: tenant.tenantId,
@@ -151,12 +151,15 @@ describe('dunning campaigns', () => {
     ])('refuses a step with %s with 400 when it is added or changed, and keeps the step as it was', async (_what, template, field) => {
       const tenant = await t.registerTenant();
       const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Templates' })).data;
-      const added = await tenant.api('POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 0, channel: 'email', ...template });
+      const added = await tenant.http.POST('/v1/dunning-campaigns/{id}/steps', {
+        path: { id: campaign.id },
+        body: { delay_hours: 0, channel: 'email', ...template },
+      });
       expect(added.status, added.text).toBe(400);
-      expect(added.body.error).toMatchObject({ code: 'validation_failed', reason: 'template_invalid', details: [{ field }] });
+      expect(added.error!).toMatchObject({ code: 'validation_failed', reason: 'template_invalid', details: [{ field }] });
       const step = (await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 0, channel: 'sms', body: 'Pay {{invoice.number}}' }))
         .data;
-      const changed = await tenant.api('PATCH', `/v1/dunning-campaigns/${campaign.id}/steps/${step.id}`, template);
+      const changed = await tenant.http.PATCH('/v1/dunning-campaigns/{id}/steps/{step_id}', { path: { id: campaign.id, step_id: step.id }, body: template });
       expect(changed.status, changed.text).toBe(400);
       const steps = (await ok(tenant, 'GET', `/v1/dunning-campaigns/${campaign.id}`)).data.steps;
       expect(steps.map((s: { body: string }) => s.body)).toEqual(['Pay {{invoice.number}}']);
@@ -166,8 +169,13 @@ describe('dunning campaigns', () => {
       const tenant = await t.registerTenant();
       const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'X' })).data;
       const missing = '00000000-0000-7000-8000-000000000000';
-      expect((await tenant.api('POST', `/v1/dunning-campaigns/${missing}/steps`, { delay_hours: 1, channel: 'email' })).status).toBe(404);
-      expect((await tenant.api('PATCH', `/v1/dunning-campaigns/${campaign.id}/steps/${missing}`, { delay_hours: 1 })).status).toBe(404);
+      expect((await tenant.http.POST('/v1/dunning-campaigns/{id}/steps', { path: { id: missing }, body: { delay_hours: 1, channel: 'email' } })).status).toBe(
+        404,
+      );
+      expect(
+        (await tenant.http.PATCH('/v1/dunning-campaigns/{id}/steps/{step_id}', { path: { id: campaign.id, step_id: missing }, body: { delay_hours: 1 } }))
+          .status,
+      ).toBe(404);
     });
   });
 });
@@ -441,20 +449,20 @@ describe('dunning an overdue invoice', () => {
     const older = await overdueInvoice(tenant, customer.id, 1);
     const newer = await overdueInvoice(tenant, customer.id, 2);
     await advance(3);
-    const res = await tenant.api('GET', '/v1/collections');
+    const res = await tenant.http.GET('/v1/collections');
     expect(res.status).toBe(200);
     expect(res.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id, newer.id]);
-    expect(res.body.data[0].dunning).toMatchObject({ status: 'active', steps_done: 0 });
-    expect(res.body.data[0].dunning.next_step_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(res.body.data[0]!.dunning).toMatchObject({ status: 'active', steps_done: 0 });
+    expect(res.body.data[0]!.dunning!.next_step_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(res.body).toMatchObject({ has_more: false, total_count: 2 });
     // Pages and cursors (the invoice id), oldest due first.
-    const first = await tenant.api('GET', '/v1/collections?limit=1');
+    const first = await tenant.http.GET('/v1/collections', { query: { limit: 1 } });
     expect(first.body).toMatchObject({ has_more: true, total_count: 2 });
     expect(first.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id]);
-    const next = await tenant.api('GET', `/v1/collections?limit=1&starting_after=${older.id}`);
+    const next = await tenant.http.GET('/v1/collections', { query: { limit: 1, starting_after: older.id } });
     expect(next.body).toMatchObject({ has_more: false, total_count: 2 });
     expect(next.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([newer.id]);
-    const previous = await tenant.api('GET', `/v1/collections?ending_before=${newer.id}`);
+    const previous = await tenant.http.GET('/v1/collections', { query: { ending_before: newer.id } });
     expect(previous.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id]);
   });
 
@@ -462,10 +470,10 @@ describe('dunning an overdue invoice', () => {
     const { tenant, campaign, customer } = await tenantWithCampaign([{ delay_hours: 1000, channel: 'email' }]);
     const invoice = await overdueInvoice(tenant, customer.id, 1);
     await advance(2);
-    const refused = await tenant.api('DELETE', `/v1/dunning-campaigns/${campaign.id}`);
+    const refused = await tenant.http.DELETE('/v1/dunning-campaigns/{id}', { path: { id: campaign.id } });
     expect(refused.status).toBe(409);
-    expect(refused.body.error.reason).toBe('campaign_has_active_executions');
-    expect((await tenant.api('DELETE', `/v1/dunning-campaigns/${campaign.id}?cancel_executions=true`)).status).toBe(200);
+    expect(refused.error!.reason).toBe('campaign_has_active_executions');
+    expect((await tenant.http.DELETE('/v1/dunning-campaigns/{id}', { path: { id: campaign.id }, query: { cancel_executions: 'true' } })).status).toBe(200);
     expect((await executionsOf(tenant, invoice.id))[0].status).toBe('canceled');
   });
 });

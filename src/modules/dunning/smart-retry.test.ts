@@ -93,61 +93,61 @@ describe('smart retry timing in a campaign', () => {
   });
 
   async function execution(invoiceId: string) {
-    const res = await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoiceId}`);
+    const res = await tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoiceId } });
     return res.body.data[0];
   }
 
   it("schedules the default campaign's retry at the hour the tenant's customers pay, learned from seeded charges", async () => {
     // History: twelve automatic charges that succeeded at 10:15 in India (04:45 UTC); the tenant's entity is Indian (Asia/Kolkata).
     const payer = await createCustomer(tenant);
-    expect((await tenant.api('POST', `/v1/customers/${payer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
+    expect((await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: payer }, body: { token: 'tok_visa' } })).status).toBe(201);
     for (let day = 1; day <= 12; day += 1) {
       t.clock.set(at(`2026-03-${String(day).padStart(2, '0')}T04:45:00Z`));
       const invoice = await createInvoice(tenant, payer, [1_000], { collection_method: 'charge_automatically' });
       await t.kosh.worker.drain();
-      expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('paid');
+      expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data.status).toBe('paid');
     }
 
     // A card declined at 09:00: the default campaign e-mails at once and retries after 24 h.
     t.clock.set(at('2026-03-20T09:00:00Z'));
     const debtor = await createCustomer(tenant);
-    await tenant.api('POST', `/v1/customers/${debtor}/payment-methods`, { token: 'tok_chargeDeclined' });
+    await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: debtor }, body: { token: 'tok_chargeDeclined' } });
     const invoice = await createInvoice(tenant, debtor, [5_000], { collection_method: 'charge_automatically' });
     await t.kosh.worker.drain();
     t.clock.set(at('2026-03-20T09:01:00Z')); // the step runner's next minute
     await t.kosh.worker.drain();
     let run = await execution(invoice.id);
-    expect(run.steps_done).toBe(1);
+    expect(run!.steps_done).toBe(1);
     // Not 09:00 UTC on the 21st (the step's delay; 14:30 in India) but 10:00 in India the next morning (04:30 UTC), when this tenant's charges succeed.
-    expect(run.next_step_at).toBe('2026-03-22T04:30:00.000Z');
-    expect(run.next_step_reason).toMatch(
+    expect(run!.next_step_at).toBe('2026-03-22T04:30:00.000Z');
+    expect(run!.next_step_reason).toMatch(
       /^smart retry at 10:00 Asia\/Kolkata \(04:30 UTC\): 12 of 12 successful charges in 180 days happened in that hour of the day in Asia\/Kolkata/,
     );
 
     // At the step's delay nothing runs; at 10:00 in India the retry does, and its action says why then.
     t.clock.set(at('2026-03-21T09:30:00Z'));
     await t.kosh.worker.drain();
-    expect((await execution(invoice.id)).steps_done).toBe(1);
+    expect((await execution(invoice.id))!.steps_done).toBe(1);
     t.clock.set(at('2026-03-22T04:30:00Z'));
     await t.kosh.worker.drain();
     await t.kosh.worker.drain();
     run = await execution(invoice.id);
-    expect(run.steps_done).toBe(2);
-    const retry = run.actions.find((a: { channel: string }) => a.channel === 'retry_payment');
-    expect(retry.detail).toContain('smart retry at 10:00 Asia/Kolkata (04:30 UTC)');
+    expect(run!.steps_done).toBe(2);
+    const retry = run!.actions.find((a: { channel: string }) => a.channel === 'retry_payment');
+    expect(retry!.detail).toContain('smart retry at 10:00 Asia/Kolkata (04:30 UTC)');
   });
 
   it('falls back to the step delay for a tenant without history', async () => {
     const fresh = await t.registerTenant();
     t.clock.set(at('2026-03-25T09:00:00Z'));
     const debtor = await createCustomer(fresh);
-    await fresh.api('POST', `/v1/customers/${debtor}/payment-methods`, { token: 'tok_chargeDeclined' });
+    await fresh.http.POST('/v1/customers/{id}/payment-methods', { path: { id: debtor }, body: { token: 'tok_chargeDeclined' } });
     const invoice = await createInvoice(fresh, debtor, [5_000], { collection_method: 'charge_automatically' });
     await t.kosh.worker.drain();
     t.clock.set(at('2026-03-25T09:01:00Z'));
     await t.kosh.worker.drain();
-    const run = (await fresh.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data[0];
-    expect(run.next_step_at).toBe('2026-03-26T09:00:00.000Z');
-    expect(run.next_step_reason).toBe('step delay: 0 successful charges in 180 days, fewer than 10 to learn from');
+    const run = (await fresh.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } })).body.data[0];
+    expect(run!.next_step_at).toBe('2026-03-26T09:00:00.000Z');
+    expect(run!.next_step_reason).toBe('step delay: 0 successful charges in 180 days, fewer than 10 to learn from');
   });
 });

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const entitlementsOf = async (customer: string) => {
-  const res = await acme.api('GET', `/v1/customers/${customer}/entitlements`);
+  const res = await acme.http.GET('/v1/customers/{id}/entitlements', { path: { id: customer } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 };
@@ -44,12 +44,15 @@ async function eventually(customer: string, expected: Record<string, unknown>) {
 describe('entitlements', () => {
   it("serves a customer's features from its plan, subscription overrides on top, defaults for the rest", async () => {
     const pro = await createPlan(acme, { amount: 10_000 });
-    const put = await acme.api('PUT', `/v1/plans/${pro.id}/entitlements`, [
-      { feature_key: 'sso', value: true },
-      { feature_key: 'seats', value: 10 },
-    ]);
+    const put = await acme.http.PUT('/v1/plans/{id}/entitlements', {
+      path: { id: pro.id },
+      body: [
+        { feature_key: 'sso', value: true },
+        { feature_key: 'seats', value: 10 },
+      ],
+    });
     expect(put.status, put.text).toBe(200);
-    expect((await acme.api('GET', `/v1/plans/${pro.id}/entitlements`)).body.data).toEqual([
+    expect((await acme.http.GET('/v1/plans/{id}/entitlements', { path: { id: pro.id } })).body.data).toEqual([
       { feature_key: 'seats', value: 10 },
       { feature_key: 'sso', value: true },
     ]);
@@ -59,45 +62,51 @@ describe('entitlements', () => {
     const sub = await subscribe(acme, { customer_id: customer, plan_id: pro.id });
     await eventually(customer, { features: { sso: true, seats: 10, support: null } });
 
-    const override = await acme.api('PUT', `/v1/subscriptions/${sub.id}/entitlements`, [
-      { feature_key: 'seats', value: 25 },
-      { feature_key: 'support', value: 'phone' },
-    ]);
+    const override = await acme.http.PUT('/v1/subscriptions/{id}/entitlements', {
+      path: { id: sub.id },
+      body: [
+        { feature_key: 'seats', value: 25 },
+        { feature_key: 'support', value: 'phone' },
+      ],
+    });
     expect(override.status, override.text).toBe(200);
     await eventually(customer, { features: { sso: true, seats: 25, support: 'phone' } });
   });
 
   it('answers a plan change within one second, and emits entitlements.updated', async () => {
     const plan = await createPlan(acme, { amount: 5_000 });
-    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [{ feature_key: 'seats', value: 3 }]);
+    await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: plan.id }, body: [{ feature_key: 'seats', value: 3 }] });
     const customer = await createCustomer(acme);
     await subscribe(acme, { customer_id: customer, plan_id: plan.id });
     await eventually(customer, { features: { seats: 3 } });
     // Served from memory now; the plan changes, and the read follows within a second.
-    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [{ feature_key: 'seats', value: 7 }]);
+    await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: plan.id }, body: [{ feature_key: 'seats', value: 7 }] });
     const took = await eventually(customer, { features: { seats: 7 } });
     expect(took).toBeLessThan(1_000);
-    const events = await acme.api('GET', `/v1/events?type=entitlements.updated&limit=10`);
-    expect(events.body.data[0].data.object).toMatchObject({ plan_id: plan.id, entitlements: [{ feature_key: 'seats', value: 7 }] });
+    const events = await acme.http.GET('/v1/events', { query: { type: 'entitlements.updated', limit: 10 } });
+    expect(events.body.data[0]!.data.object).toMatchObject({ plan_id: plan.id, entitlements: [{ feature_key: 'seats', value: 7 }] });
   });
 
   it('grants nothing for a paused subscription, gives it back on resume, and announces both with entitlements.updated', async () => {
     const plan = await createPlan(acme, { amount: 5_000 });
-    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [
-      { feature_key: 'sso', value: true },
-      { feature_key: 'seats', value: 4 },
-    ]);
+    await acme.http.PUT('/v1/plans/{id}/entitlements', {
+      path: { id: plan.id },
+      body: [
+        { feature_key: 'sso', value: true },
+        { feature_key: 'seats', value: 4 },
+      ],
+    });
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
-    await acme.api('PUT', `/v1/subscriptions/${sub.id}/entitlements`, [{ feature_key: 'support', value: 'phone' }]);
+    await acme.http.PUT('/v1/subscriptions/{id}/entitlements', { path: { id: sub.id }, body: [{ feature_key: 'support', value: 'phone' }] });
     await eventually(customer, { features: { sso: true, seats: 4, support: 'phone' } });
 
-    const paused = await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+    const paused = await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } });
     expect(paused.status, paused.text).toBe(200);
     // Neither the plan's features nor the subscription's overrides while it is paused.
     expect(await eventually(customer, { features: { sso: false, seats: 0, support: null } })).toBeLessThan(1_000);
     const announced = async () =>
-      ((await acme.api('GET', '/v1/events?type=entitlements.updated&limit=20')).body.data as { data: { object: Record<string, unknown> } }[])
+      ((await acme.http.GET('/v1/events', { query: { type: 'entitlements.updated', limit: 20 } })).body.data as { data: { object: Record<string, unknown> } }[])
         .map((e) => e.data.object)
         .filter((o) => o.customer_id === customer && o.object === 'customer_entitlements');
     expect((await announced())[0]).toMatchObject({
@@ -106,7 +115,7 @@ describe('entitlements', () => {
       features: { sso: false, seats: 0, support: null },
     });
 
-    const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+    const resumed = await acme.http.POST('/v1/subscriptions/{id}/resume', { path: { id: sub.id } });
     expect(resumed.status, resumed.text).toBe(200);
     expect(await eventually(customer, { features: { sso: true, seats: 4, support: 'phone' } })).toBeLessThan(1_000);
     expect((await announced())[0]).toMatchObject({ reason: 'subscription.resumed', features: { sso: true, seats: 4, support: 'phone' } });
@@ -115,23 +124,26 @@ describe('entitlements', () => {
   it('keeps what another running subscription grants while one is paused', async () => {
     const basic = await createPlan(acme, { amount: 1_000 });
     const pro = await createPlan(acme, { amount: 9_000 });
-    await acme.api('PUT', `/v1/plans/${basic.id}/entitlements`, [{ feature_key: 'seats', value: 2 }]);
-    await acme.api('PUT', `/v1/plans/${pro.id}/entitlements`, [
-      { feature_key: 'seats', value: 20 },
-      { feature_key: 'sso', value: true },
-    ]);
+    await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: basic.id }, body: [{ feature_key: 'seats', value: 2 }] });
+    await acme.http.PUT('/v1/plans/{id}/entitlements', {
+      path: { id: pro.id },
+      body: [
+        { feature_key: 'seats', value: 20 },
+        { feature_key: 'sso', value: true },
+      ],
+    });
     const customer = await createCustomer(acme);
     await subscribe(acme, { customer_id: customer, plan_id: basic.id });
     const big = await subscribe(acme, { customer_id: customer, plan_id: pro.id });
     await eventually(customer, { features: { seats: 20, sso: true } });
-    expect((await acme.api('POST', `/v1/subscriptions/${big.id}/pause`)).status).toBe(200);
+    expect((await acme.http.POST('/v1/subscriptions/{id}/pause', { path: { id: big.id } })).status).toBe(200);
     await eventually(customer, { features: { seats: 2, sso: false } });
   });
 
   it('sees a change made by another process (another app on the same database) within one second', async () => {
     if (!process.env.DATABASE_URL) return; // PGlite is one process (test/platform/caches-across-processes.test.ts shares it between two apps)
     const plan = await createPlan(acme, { amount: 5_000 });
-    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [{ feature_key: 'sso', value: false }]);
+    await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: plan.id }, body: [{ feature_key: 'sso', value: false }] });
     const customer = await createCustomer(acme);
     await subscribe(acme, { customer_id: customer, plan_id: plan.id });
     await eventually(customer, { features: { sso: false } });
@@ -158,18 +170,18 @@ describe('entitlements', () => {
       ],
     ])('refuses %s with 400', async (_label, body, field) => {
       const plan = await createPlan(acme, { amount: 1_000 });
-      const res = await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, body);
+      const res = await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: plan.id }, body });
       expect(res.status, res.text).toBe(400);
-      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+      expect(res.error!.details!.map((d: { field: string }) => d.field)).toContain(field);
     });
 
     it('refuses a bad feature with 400 and a duplicate key with 409', async () => {
-      expect((await acme.api('POST', '/v1/features', { key: 'x', name: 'X', type: 'enum' })).status).toBe(400);
-      expect((await acme.api('POST', '/v1/features', { key: 'Bad Key', name: 'X', type: 'boolean' })).status).toBe(400);
-      expect((await acme.api('POST', '/v1/features', { key: 'y', name: 'Y', type: 'boolean', values: ['a'] })).status).toBe(400);
-      const dup = await acme.api('POST', '/v1/features', { key: 'sso', name: 'SSO', type: 'boolean' });
+      expect((await acme.http.POST('/v1/features', { body: { key: 'x', name: 'X', type: 'enum' } })).status).toBe(400);
+      expect((await acme.http.POST('/v1/features', { body: { key: 'Bad Key', name: 'X', type: 'boolean' } })).status).toBe(400);
+      expect((await acme.http.POST('/v1/features', { body: { key: 'y', name: 'Y', type: 'boolean', values: ['a'] } })).status).toBe(400);
+      const dup = await acme.http.POST('/v1/features', { body: { key: 'sso', name: 'SSO', type: 'boolean' } });
       expect(dup.status).toBe(409);
-      expect(dup.body.error.reason).toBe('feature_key_taken');
+      expect(dup.error!.reason).toBe('feature_key_taken');
     });
 
     it("answers 404 for another tenant's customer, plan or subscription", async () => {
@@ -177,9 +189,9 @@ describe('entitlements', () => {
       const theirPlan = await createPlan(other, { amount: 1_000 });
       const theirCustomer = await createCustomer(other);
       const theirSub = await subscribe(other, { customer_id: theirCustomer, plan_id: theirPlan.id });
-      expect((await acme.api('GET', `/v1/customers/${theirCustomer}/entitlements`)).status).toBe(404);
-      expect((await acme.api('PUT', `/v1/plans/${theirPlan.id}/entitlements`, [])).status).toBe(404);
-      expect((await acme.api('PUT', `/v1/subscriptions/${theirSub.id}/entitlements`, [])).status).toBe(404);
+      expect((await acme.http.GET('/v1/customers/{id}/entitlements', { path: { id: theirCustomer } })).status).toBe(404);
+      expect((await acme.http.PUT('/v1/plans/{id}/entitlements', { path: { id: theirPlan.id }, body: [] })).status).toBe(404);
+      expect((await acme.http.PUT('/v1/subscriptions/{id}/entitlements', { path: { id: theirSub.id }, body: [] })).status).toBe(404);
     });
   });
 });

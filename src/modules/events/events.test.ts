@@ -27,9 +27,9 @@ describe('events', () => {
   const customer = randomUUID();
   const ids: string[] = [];
   beforeAll(async () => {
-    const plan = await acme.api('POST', '/v1/plans', { name: 'Pro', code: 'pro', interval_unit: 'month', amount: 49900, currency: 'INR' });
+    const plan = await acme.http.POST('/v1/plans', { body: { name: 'Pro', code: 'pro', interval_unit: 'month', amount: 49900, currency: 'INR' } });
     expect(plan.status).toBe(201);
-    planEvent = (await acme.api('GET', '/v1/events')).body.data[0].id;
+    planEvent = (await acme.http.GET('/v1/events')).body.data[0]!.id;
     ids.push(planEvent);
     t.clock.advance(3_600_000);
     ids.push((await emit(acme, 'customer.created', { id: customer, email: 'a@example.test', nested: { b: 1, a: [1, 2] } })).id);
@@ -42,26 +42,26 @@ describe('events', () => {
 
   describe('get', () => {
     it('answers the snapshot stored at emission: { id, type, created_at, tenant_id, data: { object } }', async () => {
-      const plan = (await acme.api('GET', '/v1/plans/' + (await acme.api('GET', '/v1/plans')).body.data[0].id)).body.data;
-      const res = await acme.api('GET', `/v1/events/${planEvent}`);
+      const plan = (await acme.api('GET', '/v1/plans/' + (await acme.http.GET('/v1/plans')).body.data[0]!.id)).body.data;
+      const res = await acme.http.GET('/v1/events/{id}', { path: { id: planEvent } });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ id: planEvent, type: 'plan.created', created_at: start.toISOString(), tenant_id: acme.tenantId, data: { object: plan } });
       expect(Object.keys(res.body.data)).toEqual(['id', 'type', 'created_at', 'tenant_id', 'data']);
     });
 
     it('keeps the object as it was then, not as it is now', async () => {
-      const res = await acme.api('GET', `/v1/events/${ids[1]}`);
+      const res = await acme.http.GET('/v1/events/{id}', { path: { id: ids[1]! } });
       expect(res.body.data.data.object).toEqual({ id: customer, email: 'a@example.test', nested: { b: 1, a: [1, 2] } });
     });
 
     it("answers 404 for a missing or another tenant's event, 400 for a malformed id", async () => {
-      const theirs = (await other.api('GET', '/v1/events')).body.data[0].id;
-      const foreign = await acme.api('GET', `/v1/events/${theirs}`);
-      const missing = await acme.api('GET', '/v1/events/00000000-0000-7000-8000-000000000000');
+      const theirs = (await other.http.GET('/v1/events')).body.data[0]!.id;
+      const foreign = await acme.http.GET('/v1/events/{id}', { path: { id: theirs } });
+      const missing = await acme.http.GET('/v1/events/{id}', { path: { id: '00000000-0000-7000-8000-000000000000' } });
       expect(foreign.status).toBe(404);
       expect(withoutRequestId(foreign.text)).toBe(withoutRequestId(missing.text));
       expect(foreign.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'event not found' } });
-      expect((await acme.api('GET', '/v1/events/nope')).status).toBe(400);
+      expect((await acme.http.GET('/v1/events/{id}', { path: { id: 'nope' } })).status).toBe(400);
     });
   });
 

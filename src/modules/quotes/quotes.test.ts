@@ -11,17 +11,19 @@ let counter = 0;
 
 async function customer(tenant: Tenant, body: Record<string, unknown> = {}): Promise<string> {
   counter += 1;
-  const res = await tenant.api('POST', '/v1/customers', { email: `q${counter}@example.in`, name: `Q ${counter}`, ...body });
+  const res = await tenant.http.POST('/v1/customers', { body: { email: `q${counter}@example.in`, name: `Q ${counter}`, ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id;
 }
 
 async function quote(body: Record<string, unknown> = {}, tenant: Tenant = acme) {
-  const res = await tenant.api('POST', '/v1/quotes', {
-    customer_id: interState,
-    currency: 'INR',
-    line_items: [{ description: 'Implementation', quantity: 2, unit_amount: 50_000 }],
-    ...body,
+  const res = await tenant.http.POST('/v1/quotes', {
+    body: {
+      customer_id: interState,
+      currency: 'INR',
+      line_items: [{ description: 'Implementation', quantity: 2, unit_amount: 50_000 }],
+      ...body,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
@@ -106,7 +108,7 @@ describe('quotes', () => {
     });
 
     it('issues from another entity with that entity’s own quote series', async () => {
-      const entity = await acme.api('POST', '/v1/entities', { name: 'Second', invoice_prefix: 'SEC-', state_code: '27' });
+      const entity = await acme.http.POST('/v1/entities', { body: { name: 'Second', invoice_prefix: 'SEC-', state_code: '27' } });
       expect(entity.status).toBe(201);
       const created = await quote({ entity_id: entity.body.data.id });
       expect(created).toMatchObject({ entity_id: entity.body.data.id, quote_number: 'QT-000001' });
@@ -143,7 +145,9 @@ describe('quotes', () => {
 
     it("answers 404 for another tenant's customer and takes no number", async () => {
       const other = await t.registerTenant();
-      const res = await acme.api('POST', '/v1/quotes', { customer_id: await customer(other), line_items: [{ description: 'x', quantity: 1, unit_amount: 1 }] });
+      const res = await acme.http.POST('/v1/quotes', {
+        body: { customer_id: await customer(other), line_items: [{ description: 'x', quantity: 1, unit_amount: 1 }] },
+      });
       expect(res.status).toBe(404);
       const before = await quote();
       const after = await quote();
@@ -161,10 +165,10 @@ describe('quotes', () => {
         ],
         discount_amount: 999,
       });
-      const res = await acme.api('POST', `/v1/quotes/${created.id}/accept`);
+      const res = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ status: 'accepted', accepted_at: t.clock.now().toISOString(), invoice_id: expect.any(String) });
-      const invoice = (await acme.api('GET', `/v1/invoices/${res.body.data.invoice_id}`)).body.data;
+      const invoice = (await acme.http.GET('/v1/invoices/{id}', { path: { id: res.body.data.invoice_id! } })).body.data;
       expect(invoice).toMatchObject({
         status: 'open',
         customer_id: intraState,
@@ -176,17 +180,17 @@ describe('quotes', () => {
       });
       expect(invoice.number).toMatch(/^INV-/);
       expect(invoice.lines.map((l: { amount: number; hsn_code: string }) => [l.amount, l.hsn_code])).toEqual([
-        [30_003 - created.line_items[0].discount_amount, '998314'],
-        [10_000 - created.line_items[1].discount_amount, '998313'],
+        [30_003 - created.line_items[0]!.discount_amount, '998314'],
+        [10_000 - created.line_items[1]!.discount_amount, '998313'],
       ]);
       expect(await eventCount(created.id, 'quote.accepted')).toBe(1);
     });
 
     it('refuses a second accept and a decline afterwards with 409, making one invoice', async () => {
       const created = await quote();
-      const results = await Promise.all([1, 2, 3].map(() => acme.api('POST', `/v1/quotes/${created.id}/accept`)));
+      const results = await Promise.all([1, 2, 3].map(() => acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } })));
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
-      for (const r of results.filter((x) => x.status === 409)) expect(r.body.error.reason).toBe('quote_accepted');
+      for (const r of results.filter((x) => x.status === 409)) expect(r.error!.reason).toBe('quote_accepted');
       const invoices = await t.kosh.deps.db
         .selectFrom('invoices')
         .select('id')
@@ -195,53 +199,53 @@ describe('quotes', () => {
         .where('memo', '=', `Quote ${created.quote_number}`)
         .execute();
       expect(invoices).toHaveLength(1);
-      const decline = await acme.api('POST', `/v1/quotes/${created.id}/decline`);
+      const decline = await acme.http.POST('/v1/quotes/{id}/decline', { path: { id: created.id } });
       expect(decline.status).toBe(409);
     });
 
     it('spends the customer’s available credit on the new invoice', async () => {
       const buyer = await customer(acme, { billing_address: { state_code: '27', country: 'IN' } });
-      expect((await acme.api('POST', '/v1/credit-notes', { customer_id: buyer, amount: 1_000_000, reason: 'prepaid' })).status).toBe(201);
+      expect((await acme.http.POST('/v1/credit-notes', { body: { customer_id: buyer, amount: 1_000_000, reason: 'prepaid' } })).status).toBe(201);
       const created = await quote({ customer_id: buyer });
-      const accepted = await acme.api('POST', `/v1/quotes/${created.id}/accept`);
-      const invoice = (await acme.api('GET', `/v1/invoices/${accepted.body.data.invoice_id}`)).body.data;
+      const accepted = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } });
+      const invoice = (await acme.http.GET('/v1/invoices/{id}', { path: { id: accepted.body.data.invoice_id! } })).body.data;
       expect(invoice).toMatchObject({ status: 'paid', amount_credited: created.total });
     });
 
     it('refuses a quote past valid_until with 409 quote_expired; the job then marks it expired', async () => {
       const created = await quote({ valid_until: '2026-04-02T00:00:00Z' });
       t.clock.set('2026-04-02T00:00:00Z');
-      const res = await acme.api('POST', `/v1/quotes/${created.id}/accept`);
+      const res = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } });
       expect(res.status).toBe(409);
-      expect(res.body.error.reason).toBe('quote_expired');
-      expect((await acme.api('GET', `/v1/quotes/${created.id}`)).body.data.status).toBe('draft');
+      expect(res.error!.reason).toBe('quote_expired');
+      expect((await acme.http.GET('/v1/quotes/{id}', { path: { id: created.id } })).body.data.status).toBe('draft');
       await t.kosh.worker.drain();
-      const expired = (await acme.api('GET', `/v1/quotes/${created.id}`)).body.data;
+      const expired = (await acme.http.GET('/v1/quotes/{id}', { path: { id: created.id } })).body.data;
       expect(expired).toMatchObject({ status: 'expired', expired_at: '2026-04-02T00:00:00.000Z', invoice_id: null });
       expect(await eventCount(created.id, 'quote.expired')).toBe(1);
-      const again = await acme.api('POST', `/v1/quotes/${created.id}/accept`);
-      expect(again.body.error.reason).toBe('quote_expired');
+      const again = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } });
+      expect(again.error!.reason).toBe('quote_expired');
     });
 
     it('answers 400 for a malformed id and 404 for a missing one', async () => {
-      expect((await acme.api('POST', '/v1/quotes/nope/accept')).status).toBe(400);
-      const missing = await acme.api('POST', '/v1/quotes/00000000-0000-7000-8000-000000000000/accept');
+      expect((await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: 'nope' } })).status).toBe(400);
+      const missing = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: '00000000-0000-7000-8000-000000000000' } });
       expect(missing.status).toBe(404);
-      expect(missing.body.error.message).toBe('quote not found');
+      expect(missing.error!.message).toBe('quote not found');
     });
   });
 
   describe('decline', () => {
     it('declines an open quote once; a declined quote cannot be accepted', async () => {
       const created = await quote();
-      const res = await acme.api('POST', `/v1/quotes/${created.id}/decline`);
+      const res = await acme.http.POST('/v1/quotes/{id}/decline', { path: { id: created.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ status: 'declined', declined_at: t.clock.now().toISOString() });
       expect(await eventCount(created.id, 'quote.declined')).toBe(1);
-      const accept = await acme.api('POST', `/v1/quotes/${created.id}/accept`);
+      const accept = await acme.http.POST('/v1/quotes/{id}/accept', { path: { id: created.id } });
       expect(accept.status).toBe(409);
-      expect(accept.body.error.reason).toBe('quote_declined');
-      expect((await acme.api('POST', `/v1/quotes/${created.id}/decline`)).status).toBe(409);
+      expect(accept.error!.reason).toBe('quote_declined');
+      expect((await acme.http.POST('/v1/quotes/{id}/decline', { path: { id: created.id } })).status).toBe(409);
     });
   });
 
@@ -252,15 +256,17 @@ describe('quotes', () => {
       const first = await quote({ customer_id: c }, tenant);
       t.clock.advanceSeconds(1);
       const second = await quote({ customer_id: c }, tenant);
-      await tenant.api('POST', `/v1/quotes/${first.id}/decline`);
-      const all = await tenant.api('GET', '/v1/quotes');
+      await tenant.http.POST('/v1/quotes/{id}/decline', { path: { id: first.id } });
+      const all = await tenant.http.GET('/v1/quotes');
       expect(all.body).toMatchObject({ object: 'list', total_count: 2, has_more: false });
       expect(all.body.data.map((q: { id: string }) => q.id)).toEqual([second.id, first.id]);
-      expect((await tenant.api('GET', '/v1/quotes?status=declined')).body.data.map((q: { id: string }) => q.id)).toEqual([first.id]);
-      expect((await tenant.api('GET', `/v1/quotes?customer_id=${c}&status=draft`)).body.data.map((q: { id: string }) => q.id)).toEqual([second.id]);
+      expect((await tenant.http.GET('/v1/quotes', { query: { status: 'declined' } })).body.data.map((q: { id: string }) => q.id)).toEqual([first.id]);
+      expect((await tenant.http.GET('/v1/quotes', { query: { customer_id: c, status: 'draft' } })).body.data.map((q: { id: string }) => q.id)).toEqual([
+        second.id,
+      ]);
       expect((await tenant.api('GET', '/v1/quotes?status=sent')).status).toBe(400);
-      expect((await tenant.api('GET', `/v1/quotes/${second.id}`)).body.data).toEqual(second);
-      expect((await acme.api('GET', `/v1/quotes/${second.id}`)).status).toBe(404);
+      expect((await tenant.http.GET('/v1/quotes/{id}', { path: { id: second.id } })).body.data).toEqual(second);
+      expect((await acme.http.GET('/v1/quotes/{id}', { path: { id: second.id } })).status).toBe(404);
     });
   });
 });

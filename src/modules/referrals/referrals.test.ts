@@ -8,7 +8,7 @@ let counter = 0;
 
 async function customer(tenant: Tenant = acme): Promise<string> {
   counter += 1;
-  const res = await tenant.api('POST', '/v1/customers', { email: `ref${counter}@example.in`, name: `Customer ${counter}` });
+  const res = await tenant.http.POST('/v1/customers', { body: { email: `ref${counter}@example.in`, name: `Customer ${counter}` } });
   expect(res.status).toBe(201);
   return res.body.data.id;
 }
@@ -20,29 +20,31 @@ async function refer(body: Record<string, unknown>, tenant: Tenant = acme) {
 }
 
 async function invoice(customerId: string, unit_amount = 10_000, tenant: Tenant = acme) {
-  const res = await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Service', unit_amount }] });
+  const res = await tenant.http.POST('/v1/invoices', { body: { customer_id: customerId, currency: 'INR', lines: [{ description: 'Service', unit_amount }] } });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
 
 async function pay(invoiceRow: { id: string; customer_id: string; amount_due: number }, amount = invoiceRow.amount_due, tenant: Tenant = acme) {
-  const res = await tenant.api('POST', '/v1/payments/offline', {
-    customer_id: invoiceRow.customer_id,
-    invoice_id: invoiceRow.id,
-    payment_type: 'bank_transfer',
-    amount,
+  const res = await tenant.http.POST('/v1/payments/offline', {
+    body: {
+      customer_id: invoiceRow.customer_id,
+      invoice_id: invoiceRow.id,
+      payment_type: 'bank_transfer',
+      amount,
+    },
   });
   expect(res.status, res.text).toBe(201);
 }
 
 async function referral(id: string, tenant: Tenant = acme) {
-  const res = await tenant.api('GET', `/v1/referrals/${id}`);
+  const res = await tenant.http.GET('/v1/referrals/{id}', { path: { id } });
   expect(res.status).toBe(200);
   return res.body.data;
 }
 
 async function creditNotesOf(customerId: string, tenant: Tenant = acme) {
-  const res = await tenant.api('GET', `/v1/credit-notes?customer_id=${customerId}`);
+  const res = await tenant.http.GET('/v1/credit-notes', { query: { customer_id: customerId } });
   return res.body.data as { id: string; amount: number; status: string; currency: string; reason: string }[];
 }
 
@@ -60,7 +62,7 @@ async function eventCount(tenantId: string, objectId: string, type: string): Pro
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant();
-  expect((await acme.api('PATCH', '/v1/settings', { referral_reward_amount: 50_000 })).status).toBe(200);
+  expect((await acme.http.PATCH('/v1/settings', { body: { referral_reward_amount: 50_000 } })).status).toBe(200);
 });
 afterAll(() => t.close());
 
@@ -89,7 +91,7 @@ describe('referrals', () => {
 
     it('takes an explicit reward and currency, and the window from referral_window_days', async () => {
       const tenant = await t.registerTenant();
-      expect((await tenant.api('PATCH', '/v1/settings', { referral_window_days: 7 })).status).toBe(200);
+      expect((await tenant.http.PATCH('/v1/settings', { body: { referral_window_days: 7 } })).status).toBe(200);
       const created = await refer({ referrer_id: await customer(tenant), referred_id: await customer(tenant), reward_amount: 1_234, currency: 'usd' }, tenant);
       expect(created).toMatchObject({ reward_amount: 1_234, currency: 'USD', expires_at: new Date(t.clock.now().getTime() + 7 * 86_400_000).toISOString() });
     });
@@ -97,9 +99,9 @@ describe('referrals', () => {
     it('refuses a second live referral of the same customer with 409', async () => {
       const referred = await customer();
       await refer({ referrer_id: await customer(), referred_id: referred });
-      const again = await acme.api('POST', '/v1/referrals', { referrer_id: await customer(), referred_id: referred });
+      const again = await acme.http.POST('/v1/referrals', { body: { referrer_id: await customer(), referred_id: referred } });
       expect(again.status).toBe(409);
-      expect(again.body.error.reason).toBe('already_referred');
+      expect(again.error!.reason).toBe('already_referred');
     });
 
     it.each([
@@ -117,9 +119,9 @@ describe('referrals', () => {
 
     it("answers 404 for another tenant's customer", async () => {
       const other = await t.registerTenant();
-      const res = await acme.api('POST', '/v1/referrals', { referrer_id: await customer(), referred_id: await customer(other) });
+      const res = await acme.http.POST('/v1/referrals', { body: { referrer_id: await customer(), referred_id: await customer(other) } });
       expect(res.status).toBe(404);
-      expect(res.body.error.message).toBe('customer not found');
+      expect(res.error!.message).toBe('customer not found');
     });
   });
 
@@ -173,7 +175,7 @@ describe('referrals', () => {
 
     it('does not count an invoice settled entirely by credit as a payment', async () => {
       const created = await refer({ referrer_id: await customer(), referred_id: await customer() });
-      const goodwill = await acme.api('POST', '/v1/credit-notes', { customer_id: created.referred_id, amount: 1_000_000, reason: 'goodwill' });
+      const goodwill = await acme.http.POST('/v1/credit-notes', { body: { customer_id: created.referred_id, amount: 1_000_000, reason: 'goodwill' } });
       expect(goodwill.status).toBe(201);
       const inv = await invoice(created.referred_id); // finalization spends the credit
       expect(inv.status).toBe('paid');
@@ -190,7 +192,7 @@ describe('referrals', () => {
 
     it('leaves the reward pending approval under credit-note governance', async () => {
       const tenant = await t.registerTenant();
-      expect((await tenant.api('PATCH', '/v1/settings', { credit_note_approval_required: true })).status).toBe(200);
+      expect((await tenant.http.PATCH('/v1/settings', { body: { credit_note_approval_required: true } })).status).toBe(200);
       const created = await refer({ referrer_id: await customer(tenant), referred_id: await customer(tenant), reward_amount: 700 }, tenant);
       await pay(await invoice(created.referred_id, 5_000, tenant), undefined, tenant);
       expect(await referral(created.id, tenant)).toMatchObject({ status: 'completed', reward_credited: true });
@@ -211,12 +213,12 @@ describe('referrals', () => {
   describe('cancel', () => {
     it('cancels a pending referral once; a canceled one is never completed', async () => {
       const created = await refer({ referrer_id: await customer(), referred_id: await customer() });
-      const res = await acme.api('POST', `/v1/referrals/${created.id}/cancel`);
+      const res = await acme.http.POST('/v1/referrals/{id}/cancel', { path: { id: created.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ status: 'canceled', canceled_at: t.clock.now().toISOString() });
-      const again = await acme.api('POST', `/v1/referrals/${created.id}/cancel`);
+      const again = await acme.http.POST('/v1/referrals/{id}/cancel', { path: { id: created.id } });
       expect(again.status).toBe(409);
-      expect(again.body.error.reason).toBe('referral_canceled');
+      expect(again.error!.reason).toBe('referral_canceled');
       await pay(await invoice(created.referred_id));
       expect((await referral(created.id)).status).toBe('canceled');
       expect(await creditNotesOf(created.referrer_id)).toEqual([]);
@@ -227,14 +229,14 @@ describe('referrals', () => {
     it('refuses to cancel a completed referral', async () => {
       const created = await refer({ referrer_id: await customer(), referred_id: await customer() });
       await pay(await invoice(created.referred_id));
-      const res = await acme.api('POST', `/v1/referrals/${created.id}/cancel`);
+      const res = await acme.http.POST('/v1/referrals/{id}/cancel', { path: { id: created.id } });
       expect(res.status).toBe(409);
-      expect(res.body.error.reason).toBe('referral_completed');
+      expect(res.error!.reason).toBe('referral_completed');
     });
 
     it('answers 400 for a malformed id and 404 for a missing one', async () => {
-      expect((await acme.api('POST', '/v1/referrals/x/cancel')).status).toBe(400);
-      expect((await acme.api('POST', '/v1/referrals/00000000-0000-7000-8000-000000000000/cancel')).status).toBe(404);
+      expect((await acme.http.POST('/v1/referrals/{id}/cancel', { path: { id: 'x' } })).status).toBe(400);
+      expect((await acme.http.POST('/v1/referrals/{id}/cancel', { path: { id: '00000000-0000-7000-8000-000000000000' } })).status).toBe(404);
     });
   });
 
@@ -250,11 +252,11 @@ describe('referrals', () => {
         ids.unshift((await refer({ referrer_id: i < 5 ? referrer : await customer(tenant), referred_id: await customer(tenant) }, tenant)).id);
         t.clock.advanceSeconds(1);
       }
-      expect((await tenant.api('POST', `/v1/referrals/${ids[0]}/cancel`)).status).toBe(200);
+      expect((await tenant.http.POST('/v1/referrals/{id}/cancel', { path: { id: ids[0]! } })).status).toBe(200);
     });
 
     it('lists newest first with meta and the list fields, 50 per page by default', async () => {
-      const res = await tenant.api('GET', '/v1/referrals');
+      const res = await tenant.http.GET('/v1/referrals');
       expect(res.status).toBe(200);
       expect(res.body.data.map((r: { id: string }) => r.id)).toEqual(ids);
       expect(res.body).toMatchObject({ object: 'list', has_more: false, total_count: 7, meta: { page: 1, per_page: 50, total: 7, total_pages: 1 } });
@@ -276,24 +278,24 @@ describe('referrals', () => {
     });
 
     it('pages with starting_after and ending_before, keeping the meta block', async () => {
-      const next = await tenant.api('GET', `/v1/referrals?limit=2&starting_after=${ids[1]}`);
+      const next = await tenant.http.GET('/v1/referrals', { query: { limit: 2, starting_after: ids[1] } });
       expect(next.status, next.text).toBe(200);
       expect(next.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(2, 4));
       expect(next.body).toMatchObject({ has_more: true, total_count: 7, meta: { page: 1, per_page: 2, total: 7, total_pages: 4 } });
-      const last = await tenant.api('GET', `/v1/referrals?limit=2&starting_after=${ids[4]}`);
+      const last = await tenant.http.GET('/v1/referrals', { query: { limit: 2, starting_after: ids[4] } });
       expect(last.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(5, 7));
       expect(last.body.has_more).toBe(false);
-      const previous = await tenant.api('GET', `/v1/referrals?limit=2&ending_before=${ids[3]}`);
+      const previous = await tenant.http.GET('/v1/referrals', { query: { limit: 2, ending_before: ids[3] } });
       expect(previous.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(1, 3));
       expect(previous.body.has_more).toBe(true);
-      expect((await tenant.api('GET', `/v1/referrals?starting_after=${ids[0]}&ending_before=${ids[1]}`)).status).toBe(400);
-      expect((await tenant.api('GET', '/v1/referrals?starting_after=nope')).status).toBe(400);
+      expect((await tenant.http.GET('/v1/referrals', { query: { starting_after: ids[0], ending_before: ids[1] } })).status).toBe(400);
+      expect((await tenant.http.GET('/v1/referrals', { query: { starting_after: 'nope' } })).status).toBe(400);
     });
 
     it('filters by status and referrer', async () => {
-      const canceled = await tenant.api('GET', '/v1/referrals?status=canceled');
+      const canceled = await tenant.http.GET('/v1/referrals', { query: { status: 'canceled' } });
       expect(canceled.body.data.map((r: { id: string }) => r.id)).toEqual([ids[0]]);
-      const byReferrer = await tenant.api('GET', `/v1/referrals?referrer_id=${referrer}`);
+      const byReferrer = await tenant.http.GET('/v1/referrals', { query: { referrer_id: referrer } });
       expect(byReferrer.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(2));
       expect(byReferrer.body.meta.total).toBe(5);
     });

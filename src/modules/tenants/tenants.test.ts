@@ -181,7 +181,7 @@ describe('tenants', () => {
 
     it('creates a key (201) whose secret is shown once and which works at once', async () => {
       t.clock.advanceSeconds(5);
-      const res = await acme.api('POST', '/v1/developer/keys', { name: 'ci' });
+      const res = await acme.http.POST('/v1/developer/keys', { body: { name: 'ci' } });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ name: 'ci', mode: 'test', key: expect.stringMatching(KEY_SHAPE), revoked_at: null });
       expect(res.body.data.prefix).toBe(res.body.data.key.slice(0, 12));
@@ -199,7 +199,7 @@ describe('tenants', () => {
     });
 
     it('lists keys newest first without any secret or hash', async () => {
-      const res = await acme.api('GET', '/v1/developer/keys');
+      const res = await acme.http.GET('/v1/developer/keys');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'list', total_count: 3, has_more: false });
       expect(res.body.data.map((k: { name: string }) => k.name)).toEqual(['', 'ci', 'default']);
@@ -213,7 +213,7 @@ describe('tenants', () => {
 
     it('never lists another tenant’s keys', async () => {
       const other = await t.registerTenant();
-      const res = await other.api('GET', '/v1/developer/keys');
+      const res = await other.http.GET('/v1/developer/keys');
       expect(res.body.data.map((k: { id: string }) => k.id)).not.toContain(created.id);
       expect(res.body.total_count).toBe(1);
     });
@@ -221,39 +221,39 @@ describe('tenants', () => {
     it('revokes a key; the revoked key then gets 401 invalid_api_key and the others still work', async () => {
       t.clock.advanceSeconds(5);
       const revokedAt = t.clock.now().toISOString();
-      const res = await acme.api('DELETE', `/v1/developer/keys/${created.id}`);
+      const res = await acme.http.DELETE('/v1/developer/keys/{id}', { path: { id: created.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ id: created.id, revoked_at: revokedAt });
-      expect(res.body.data.key).toBeUndefined();
+      expect((res.body.data as { key?: string }).key).toBeUndefined();
 
       const refused = await asKey(created.key)('GET', '/v1/settings');
       expect(refused.status).toBe(401);
       expect(refused.body.error).toMatchObject({ code: 'unauthorized', reason: 'invalid_api_key' });
-      expect((await acme.api('GET', '/v1/settings')).status).toBe(200);
+      expect((await acme.http.GET('/v1/settings')).status).toBe(200);
 
       // Revoking again keeps the first revocation time.
       t.clock.advanceSeconds(5);
-      const again = await acme.api('DELETE', `/v1/developer/keys/${created.id}`);
+      const again = await acme.http.DELETE('/v1/developer/keys/{id}', { path: { id: created.id } });
       expect(again.status).toBe(200);
       expect(again.body.data.revoked_at).toBe(revokedAt);
     });
 
     it("answers 404 for revoking a missing key or another tenant's key, and leaves that key working", async () => {
       const other = await t.registerTenant();
-      const theirs = (await other.api('GET', '/v1/developer/keys')).body.data[0];
-      for (const id of [theirs.id, '00000000-0000-7000-8000-000000000000']) {
-        const res = await acme.api('DELETE', `/v1/developer/keys/${id}`);
+      const theirs = (await other.http.GET('/v1/developer/keys')).body.data[0];
+      for (const id of [theirs!.id, '00000000-0000-7000-8000-000000000000']) {
+        const res = await acme.http.DELETE('/v1/developer/keys/{id}', { path: { id } });
         expect(res.status).toBe(404);
-        expect(res.body.error.code).toBe('not_found');
+        expect(res.error!.code).toBe('not_found');
       }
-      expect((await other.api('GET', '/v1/settings')).status).toBe(200);
-      expect((await acme.api('DELETE', '/v1/developer/keys/not-a-uuid')).status).toBe(400);
+      expect((await other.http.GET('/v1/settings')).status).toBe(200);
+      expect((await acme.http.DELETE('/v1/developer/keys/{id}', { path: { id: 'not-a-uuid' } })).status).toBe(400);
     });
 
     it("refuses a live-mode key for this test-mode tenant (a key is of its tenant's mode)", async () => {
-      const res = await acme.api('POST', '/v1/developer/keys', { name: 'prod', mode: 'live' });
+      const res = await acme.http.POST('/v1/developer/keys', { body: { name: 'prod', mode: 'live' } });
       expect(res.status).toBe(400);
-      expect(res.body.error.details).toEqual([{ field: 'mode', message: expect.stringContaining('test-mode tenant') }]);
+      expect(res.error!.details).toEqual([{ field: 'mode', message: expect.stringContaining('test-mode tenant') }]);
     });
 
     it.each([
@@ -293,7 +293,7 @@ describe('tenants', () => {
     });
 
     it('starts with the defaults', async () => {
-      const res = await acme.api('GET', '/v1/settings');
+      const res = await acme.http.GET('/v1/settings');
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({
         tenant_id: acme.tenantId,
@@ -318,7 +318,7 @@ describe('tenants', () => {
 
     it('updates the given settings only, and keeps them', async () => {
       t.clock.advanceSeconds(30);
-      const res = await acme.api('PATCH', '/v1/settings', { sac_code: '998314', credit_note_approval_required: true, referral_window_days: 45 });
+      const res = await acme.http.PATCH('/v1/settings', { body: { sac_code: '998314', credit_note_approval_required: true, referral_window_days: 45 } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({
         sac_code: '998314',
@@ -328,30 +328,30 @@ describe('tenants', () => {
         invoice_due_days: 30,
         updated_at: t.clock.now().toISOString(),
       });
-      expect((await acme.api('GET', '/v1/settings')).body.data).toEqual(res.body.data);
-      const cleared = await acme.api('PATCH', '/v1/settings', { sac_code: null });
+      expect((await acme.http.GET('/v1/settings')).body.data).toEqual(res.body.data);
+      const cleared = await acme.http.PATCH('/v1/settings', { body: { sac_code: null } });
       expect(cleared.body.data).toMatchObject({ sac_code: null, credit_note_approval_required: true, referral_window_days: 45 });
     });
 
     it('keeps the GST identity on the primary entity', async () => {
-      const res = await acme.api('PATCH', '/v1/settings', { gstin: gstin('07'), state_code: '07' });
+      const res = await acme.http.PATCH('/v1/settings', { body: { gstin: gstin('07'), state_code: '07' } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ gstin: gstin('07'), state_code: '07' });
-      const primary = (await acme.api('GET', '/v1/entities')).body.data.find((e: { is_primary: boolean }) => e.is_primary);
-      const entity = await acme.api('GET', `/v1/entities/${primary.id}`);
+      const primary = (await acme.http.GET('/v1/entities')).body.data.find((e: { is_primary: boolean }) => e.is_primary);
+      const entity = await acme.http.GET('/v1/entities/{id}', { path: { id: primary!.id } });
       expect(entity.body.data).toMatchObject({ gstin: gstin('07'), state_code: '07', tb_ledger_id: 1 });
 
       // A new GSTIN alone moves the state with it.
-      const moved = await acme.api('PATCH', '/v1/settings', { gstin: gstin('29') });
+      const moved = await acme.http.PATCH('/v1/settings', { body: { gstin: gstin('29') } });
       expect(moved.body.data).toMatchObject({ gstin: gstin('29'), state_code: '29' });
-      expect((await acme.api('GET', `/v1/entities/${primary.id}`)).body.data).toMatchObject({ gstin: gstin('29'), state_code: '29' });
+      expect((await acme.http.GET('/v1/entities/{id}', { path: { id: primary!.id } })).body.data).toMatchObject({ gstin: gstin('29'), state_code: '29' });
     });
 
     it('refuses a state that contradicts the GSTIN, and changes nothing', async () => {
-      const res = await acme.api('PATCH', '/v1/settings', { state_code: '27', referral_window_days: 90 });
+      const res = await acme.http.PATCH('/v1/settings', { body: { state_code: '27', referral_window_days: 90 } });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('state_code');
-      expect((await acme.api('GET', '/v1/settings')).body.data).toMatchObject({ state_code: '29', referral_window_days: 45 });
+      expect(res.error!.details![0]!.field).toBe('state_code');
+      expect((await acme.http.GET('/v1/settings')).body.data).toMatchObject({ state_code: '29', referral_window_days: 45 });
     });
 
     it.each([
@@ -375,9 +375,9 @@ describe('tenants', () => {
 
     it('refuses a GSTIN for a tenant whose primary entity is outside India', async () => {
       const abroad = await t.registerTenant({ country_code: 'US' });
-      const res = await abroad.api('PATCH', '/v1/settings', { gstin: gstin('29') });
+      const res = await abroad.http.PATCH('/v1/settings', { body: { gstin: gstin('29') } });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('gstin');
+      expect(res.error!.details![0]!.field).toBe('gstin');
     });
   });
   describe('API key bookkeeping', () => {
@@ -387,9 +387,9 @@ describe('tenants', () => {
     });
 
     it('never keeps the secret for an Idempotency-Key replay, in the answer or in the database', async () => {
-      const first = await acme.api('POST', '/v1/developer/keys', { name: 'replayed' }, { 'idempotency-key': 'key-create-1' });
+      const first = await acme.http.POST('/v1/developer/keys', { body: { name: 'replayed' }, headers: { 'idempotency-key': 'key-create-1' } });
       expect(first.body.data.key).toMatch(KEY_SHAPE);
-      const replay = await acme.api('POST', '/v1/developer/keys', { name: 'replayed' }, { 'idempotency-key': 'key-create-1' });
+      const replay = await acme.http.POST('/v1/developer/keys', { body: { name: 'replayed' }, headers: { 'idempotency-key': 'key-create-1' } });
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body.data.id).toBe(first.body.data.id);
       expect(replay.body.data.key).not.toContain(first.body.data.key);
@@ -398,12 +398,12 @@ describe('tenants', () => {
     });
 
     it('records when a key was last used, to the hour', async () => {
-      const before = (await acme.api('GET', '/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
-      expect(before.last_used_at).not.toBeNull();
+      const before = (await acme.http.GET('/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
+      expect(before!.last_used_at).not.toBeNull();
       t.clock.advance(2 * 3_600_000);
-      await acme.api('GET', '/v1/settings');
-      const after = (await acme.api('GET', '/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
-      expect(new Date(after.last_used_at).getTime()).toBeGreaterThan(new Date(before.last_used_at).getTime());
+      await acme.http.GET('/v1/settings');
+      const after = (await acme.http.GET('/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
+      expect(new Date(after!.last_used_at!).getTime()).toBeGreaterThan(new Date(before!.last_used_at!).getTime());
     });
   });
 });
@@ -411,7 +411,7 @@ describe('tenants', () => {
 describe('API keys verified recently (KOSH_API_KEY_CACHE_SECONDS, default 10)', () => {
   it('are trusted for at most the cache time, then looked up again (a revocation no notification announced is seen then)', async () => {
     const owner = await t.registerTenant();
-    const key = (await owner.api('POST', '/v1/developer/keys', { name: 'elsewhere' })).body.data;
+    const key = (await owner.http.POST('/v1/developer/keys', { body: { name: 'elsewhere' } })).body.data;
     expect((await asKey(key.key)('GET', '/v1/settings')).status).toBe(200); // verified and remembered
 
     // Revoked with the notification trigger out of the way: only the cache's age ends the trust.
@@ -431,7 +431,7 @@ describe('API keys verified recently (KOSH_API_KEY_CACHE_SECONDS, default 10)', 
 
   it('forget a key another process revoked as soon as its notification arrives', async () => {
     const owner = await t.registerTenant();
-    const key = (await owner.api('POST', '/v1/developer/keys', { name: 'notified' })).body.data;
+    const key = (await owner.http.POST('/v1/developer/keys', { body: { name: 'notified' } })).body.data;
     expect((await asKey(key.key)('GET', '/v1/settings')).status).toBe(200);
     await t.database.db.updateTable('api_keys').set({ revoked_at: t.clock.now() }).where('id', '=', key.id).execute();
     const start = Date.now();
@@ -447,9 +447,9 @@ describe('API keys verified recently (KOSH_API_KEY_CACHE_SECONDS, default 10)', 
     const uncached = await startTestKosh({ env: { KOSH_API_KEY_CACHE_SECONDS: '0' } });
     try {
       const owner = await uncached.registerTenant();
-      expect((await owner.api('GET', '/v1/settings')).status).toBe(200);
+      expect((await owner.http.GET('/v1/settings')).status).toBe(200);
       await uncached.database.db.updateTable('api_keys').set({ revoked_at: uncached.clock.now() }).where('tenant_id', '=', owner.tenantId).execute();
-      expect((await owner.api('GET', '/v1/settings')).status).toBe(401);
+      expect((await owner.http.GET('/v1/settings')).status).toBe(401);
     } finally {
       await uncached.close();
     }

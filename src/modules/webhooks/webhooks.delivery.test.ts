@@ -33,7 +33,7 @@ async function receiver(): Promise<WebhookReceiver> {
 async function tenantWithEndpoint(body: Record<string, unknown> = {}) {
   const tenant = await t.registerTenant();
   const r = await receiver();
-  const res = await tenant.api('POST', '/v1/webhooks', { url: r.url, ...body });
+  const res = await tenant.http.POST('/v1/webhooks', { body: { url: r.url, ...body } });
   expect(res.status).toBe(201);
   r.setSecrets([res.body.data.secret]);
   return { tenant, receiver: r, endpoint: res.body.data as { id: string; secret: string; url: string } };
@@ -42,12 +42,14 @@ async function tenantWithEndpoint(body: Record<string, unknown> = {}) {
 let planCounter = 0;
 async function createPlan(tenant: Tenant): Promise<{ id: string }> {
   planCounter += 1;
-  const res = await tenant.api('POST', '/v1/plans', {
-    name: `Plan ${planCounter}`,
-    code: `p${planCounter}`,
-    interval_unit: 'month',
-    amount: 1000,
-    currency: 'INR',
+  const res = await tenant.http.POST('/v1/plans', {
+    body: {
+      name: `Plan ${planCounter}`,
+      code: `p${planCounter}`,
+      interval_unit: 'month',
+      amount: 1000,
+      currency: 'INR',
+    },
   });
   expect(res.status).toBe(201);
   return res.body.data;
@@ -90,7 +92,7 @@ describe('webhook delivery', () => {
       expect(got.headers['webhook-timestamp']).toBe(String(Math.floor(t.clock.now().getTime() / 1000)));
       expect(got.headers['content-type']).toBe('application/json');
 
-      const stored = await tenant.api('GET', `/v1/events/${got.event!.id}`);
+      const stored = await tenant.http.GET('/v1/events/{id}', { path: { id: got.event!.id } });
       expect(JSON.parse(got.body)).toEqual(stored.body.data);
 
       const delivery = await onlyDelivery(tenant, endpoint.id);
@@ -110,7 +112,7 @@ describe('webhook delivery', () => {
         updated_at: t.clock.now().toISOString(),
       });
       expect(got.headers['x-kosh-delivery-id']).toBe(delivery.id);
-      const byEvent = await tenant.api('GET', `/v1/events/${got.event!.id}/deliveries`);
+      const byEvent = await tenant.http.GET('/v1/events/{id}/deliveries', { path: { id: got.event!.id } });
       expect(byEvent.body.data).toEqual([delivery]);
     });
 
@@ -132,7 +134,7 @@ describe('webhook delivery', () => {
       await t.kosh.worker.drain();
       expect(r.count()).toBe(0);
       expect(await deliveries(tenant, endpoint.id)).toEqual([]);
-      expect((await tenant.api('GET', '/v1/events')).body.total_count).toBe(0);
+      expect((await tenant.http.GET('/v1/events')).body.total_count).toBe(0);
     });
   });
 
@@ -177,7 +179,7 @@ describe('webhook delivery', () => {
 
       r.behave({ kind: 'ok' });
       const eventId = d.event_id as string;
-      const redeliver = await tenant.api('POST', `/v1/events/${eventId}/redeliver`);
+      const redeliver = await tenant.http.POST('/v1/events/{id}/redeliver', { path: { id: eventId } });
       expect(redeliver.status).toBe(202);
       expect(redeliver.body.data.event_id).toBe(eventId);
       expect(redeliver.body.data.deliveries).toEqual([
@@ -187,11 +189,11 @@ describe('webhook delivery', () => {
       expect(r.count()).toBe(6);
       expect(r.received[5]!.headers['webhook-id']).toBe(eventId); // the same message id as before
 
-      expect((await deliveries(tenant, endpoint.id, '?status=succeeded')).map((x) => x.id)).toEqual([redeliver.body.data.deliveries[0].id]);
+      expect((await deliveries(tenant, endpoint.id, '?status=succeeded')).map((x) => x.id)).toEqual([redeliver.body.data.deliveries[0]!.id]);
       expect((await deliveries(tenant, endpoint.id, '?status=failed')).map((x) => x.id)).toEqual([d.id]);
       expect(await deliveries(tenant, endpoint.id, '?status=pending')).toEqual([]);
       const all = await deliveries(tenant, endpoint.id);
-      expect(all.map((x) => x.id)).toEqual([redeliver.body.data.deliveries[0].id, d.id]); // newest first
+      expect(all.map((x) => x.id)).toEqual([redeliver.body.data.deliveries[0]!.id, d.id]); // newest first
     });
 
     it('does not follow a redirect: a 3xx is a failed attempt', async () => {
@@ -231,13 +233,13 @@ describe('webhook delivery', () => {
       const { tenant, receiver: r, endpoint } = await tenantWithEndpoint();
       const oldSecret = endpoint.secret;
       const rotatedAt = t.clock.now();
-      const rotated = await tenant.api('POST', `/v1/webhooks/${endpoint.id}/rotate-secret`);
+      const rotated = await tenant.http.POST('/v1/webhooks/{id}/rotate-secret', { path: { id: endpoint.id } });
       expect(rotated.status).toBe(200);
       const newSecret: string = rotated.body.data.secret;
       expect(newSecret).toMatch(/^whsec_/);
       expect(newSecret).not.toBe(oldSecret);
       expect(rotated.body.data.previous_secret_expires_at).toBe(at(24 * 60 * MINUTE, rotatedAt));
-      const shown = await tenant.api('GET', `/v1/webhooks/${endpoint.id}`);
+      const shown = await tenant.http.GET('/v1/webhooks/{id}', { path: { id: endpoint.id } });
       expect(shown.body.data).not.toHaveProperty('secret');
       expect(JSON.stringify(shown.body)).not.toContain(newSecret.slice(6));
 
@@ -261,7 +263,7 @@ describe('webhook delivery', () => {
       await t.kosh.worker.drain();
       expect(r.received.map((x) => x.verified)).toEqual([true, true, false, true]);
       expect(r.received[3]!.headers['webhook-signature']!.toString().split(' ')).toHaveLength(1);
-      expect((await tenant.api('GET', `/v1/webhooks/${endpoint.id}`)).body.data.previous_secret_expires_at).toBeNull();
+      expect((await tenant.http.GET('/v1/webhooks/{id}', { path: { id: endpoint.id } })).body.data.previous_secret_expires_at).toBeNull();
     });
   });
 
@@ -287,12 +289,12 @@ describe('webhook delivery', () => {
       expect(everything.received.map((x) => x.event?.type).sort()).toEqual(['customer.created', 'plan.created']);
 
       const planEvent = plans.received[0]!.event!.id;
-      expect((await tenant.api('GET', `/v1/events/${planEvent}/deliveries`)).body.data).toHaveLength(2);
+      expect((await tenant.http.GET('/v1/events/{id}/deliveries', { path: { id: planEvent } })).body.data).toHaveLength(2);
     });
 
     it('sends nothing to a disabled endpoint, and resumes when it is enabled again', async () => {
       const { tenant, receiver: r, endpoint } = await tenantWithEndpoint();
-      const off = await tenant.api('PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: false });
+      const off = await tenant.http.PATCH('/v1/webhooks/{id}', { path: { id: endpoint.id }, body: { enabled: false } });
       expect(off.status).toBe(200);
       expect(off.body.data.enabled).toBe(false);
       await createPlan(tenant);
@@ -300,7 +302,7 @@ describe('webhook delivery', () => {
       expect(r.count()).toBe(0);
       expect(await deliveries(tenant, endpoint.id)).toEqual([]);
 
-      await tenant.api('PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: true });
+      await tenant.http.PATCH('/v1/webhooks/{id}', { path: { id: endpoint.id }, body: { enabled: true } });
       await createPlan(tenant);
       await t.kosh.worker.drain();
       expect(r.count()).toBe(1);
@@ -309,7 +311,7 @@ describe('webhook delivery', () => {
     it('does not send a delivery made before the endpoint was disabled; it records the attempt', async () => {
       const { tenant, receiver: r, endpoint } = await tenantWithEndpoint();
       await createPlan(tenant);
-      await tenant.api('PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: false });
+      await tenant.http.PATCH('/v1/webhooks/{id}', { path: { id: endpoint.id }, body: { enabled: false } });
       await t.kosh.worker.drain();
       expect(r.count()).toBe(0);
       expect(await onlyDelivery(tenant, endpoint.id)).toMatchObject({
@@ -327,7 +329,7 @@ describe('webhook delivery', () => {
       await t.kosh.worker.drain();
       const second = await receiver();
       second.setSecrets([endpoint.secret]);
-      expect((await tenant.api('PATCH', `/v1/webhooks/${endpoint.id}`, { url: second.url })).status).toBe(200);
+      expect((await tenant.http.PATCH('/v1/webhooks/{id}', { path: { id: endpoint.id }, body: { url: second.url } })).status).toBe(200);
       t.clock.advance(5 * SECOND);
       await t.kosh.worker.drain();
       expect(second.count()).toBe(1);
@@ -346,7 +348,7 @@ describe('webhook delivery', () => {
       const y1 = await emit(tenant, 'customer.created', { id: y, step: 1 });
       await t.kosh.worker.drain();
       expect(r.received.map((q) => q.event!.id).sort()).toEqual([x1.id, y1.id].sort());
-      const held = (await tenant.api('GET', `/v1/events/${x2.id}/deliveries`)).body.data[0];
+      const held = (await tenant.http.GET('/v1/events/{id}/deliveries', { path: { id: x2.id } })).body.data[0];
       expect(held).toMatchObject({ status: 'pending', attempts: 0, next_retry_at: null });
 
       r.behave({ kind: 'ok' });
@@ -371,13 +373,13 @@ describe('webhook delivery', () => {
           { type: 'customer.created', object: { id: randomUUID() } },
         ]),
       );
-      const state = async (eventId: string) => (await tenant.api('GET', `/v1/events/${eventId}/deliveries`)).body.data[0];
+      const state = async (eventId: string) => (await tenant.http.GET('/v1/events/{id}/deliveries', { path: { id: eventId } })).body.data[0];
       expect(await state(first!.id)).toMatchObject({ next_retry_at: t.clock.now().toISOString() });
       expect(await state(second!.id)).toMatchObject({ next_retry_at: null, attempts: 0 });
       expect(await state(other!.id)).toMatchObject({ next_retry_at: t.clock.now().toISOString() });
       await t.kosh.worker.drain();
       expect(r.received.filter((q) => q.event!.data.object.id === x).map((q) => q.event!.id)).toEqual([first!.id, second!.id]);
-      expect((await state(second!.id)).status).toBe('succeeded');
+      expect((await state(second!.id))!.status).toBe('succeeded');
     });
 
     it("sends every event of an object, in the order they were made, when their transactions' clocks disagree (two overlapping billing runs)", async () => {

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 async function endpointFor(r: WebhookReceiver): Promise<string> {
-  const res = await tenant.api('POST', '/v1/webhooks', { url: r.url });
+  const res = await tenant.http.POST('/v1/webhooks', { body: { url: r.url } });
   r.setSecrets([res.body.data.secret]);
   return res.body.data.id;
 }
@@ -35,13 +35,13 @@ describe('webhook delivery with few worker slots', () => {
     const stuck = await endpointFor(hanging);
     await endpointFor(healthy);
     for (const code of ['one', 'two', 'three']) {
-      expect((await tenant.api('POST', '/v1/plans', { name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' })).status).toBe(201);
+      expect((await tenant.http.POST('/v1/plans', { body: { name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' } })).status).toBe(201);
     }
     t.kosh.worker.start();
     try {
       await healthy.waitForRequests(3);
       expect(hanging.count()).toBe(1);
-      const list = (await tenant.api('GET', `/v1/webhooks/${stuck}/deliveries`)).body.data;
+      const list = (await tenant.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: stuck } })).body.data;
       expect(list.map((d: { attempts: number; status: string }) => [d.attempts, d.status])).toEqual([
         [0, 'pending'],
         [0, 'pending'],

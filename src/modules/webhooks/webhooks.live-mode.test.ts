@@ -46,20 +46,20 @@ describe('webhook endpoints in live mode', () => {
     ['NAT64 of a private address', 'https://[64:ff9b::a00:5]/hooks', /private/],
     ['localhost by name', 'https://localhost/hooks', /resolves to/],
   ])('refuses %s with 400 naming the url field', async (_label, url, message) => {
-    const res = await tenant.api('POST', '/v1/webhooks', { url });
+    const res = await tenant.http.POST('/v1/webhooks', { body: { url } });
     expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('validation_failed');
-    expect(res.body.error.details).toEqual([{ field: 'url', message: expect.stringMatching(message) }]);
+    expect(res.error!.code).toBe('validation_failed');
+    expect(res.error!.details).toEqual([{ field: 'url', message: expect.stringMatching(message) }]);
   });
 
   it('accepts a public https address, and refuses changing it to a private one', async () => {
     // Disabled, so no test ever sends anything to it.
-    const res = await tenant.api('POST', '/v1/webhooks', { url: 'https://93.184.216.34/hooks', enabled: false });
+    const res = await tenant.http.POST('/v1/webhooks', { body: { url: 'https://93.184.216.34/hooks', enabled: false } });
     expect(res.status).toBe(201);
-    const patched = await tenant.api('PATCH', `/v1/webhooks/${res.body.data.id}`, { url: 'https://10.1.2.3/hooks' });
+    const patched = await tenant.http.PATCH('/v1/webhooks/{id}', { path: { id: res.body.data.id }, body: { url: 'https://10.1.2.3/hooks' } });
     expect(patched.status).toBe(400);
-    expect(patched.body.error.details[0].field).toBe('url');
-    expect((await tenant.api('GET', `/v1/webhooks/${res.body.data.id}`)).body.data.url).toBe('https://93.184.216.34/hooks');
+    expect(patched.error!.details![0]!.field).toBe('url');
+    expect((await tenant.http.GET('/v1/webhooks/{id}', { path: { id: res.body.data.id } })).body.data.url).toBe('https://93.184.216.34/hooks');
   });
 
   it('checks again at delivery time and sends nothing to an address that became private', async () => {
@@ -68,12 +68,12 @@ describe('webhook endpoints in live mode', () => {
       t.kosh.deps.db,
       endpointRow(tenant.tenantId, t.clock.now(), { url: receiver.url.replace('http://', 'https://') }),
     );
-    const plan = await tenant.api('POST', '/v1/plans', { name: 'Live', interval_unit: 'month', amount: 100, currency: 'INR' });
+    const plan = await tenant.http.POST('/v1/plans', { body: { name: 'Live', interval_unit: 'month', amount: 100, currency: 'INR' } });
     expect(plan.status).toBe(201);
     await t.kosh.worker.drain();
     expect(receiver.count()).toBe(0);
-    const [delivery] = (await tenant.api('GET', `/v1/webhooks/${endpointId}/deliveries`)).body.data;
+    const [delivery] = (await tenant.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: endpointId } })).body.data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
-    expect(delivery.last_error).toMatch(/^refused: .*127\.0\.0\.1/);
+    expect(delivery!.last_error).toMatch(/^refused: .*127\.0\.0\.1/);
   });
 });

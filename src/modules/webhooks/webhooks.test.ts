@@ -18,7 +18,7 @@ const url = 'http://127.0.0.1:9/hooks'; // discard port: nothing here is ever de
 describe('webhook endpoints', () => {
   describe('create', () => {
     it('answers 201 with the endpoint and its secret; events default to every type', async () => {
-      const res = await acme.api('POST', '/v1/webhooks', { url, description: 'billing sync' });
+      const res = await acme.http.POST('/v1/webhooks', { body: { url, description: 'billing sync' } });
       expect(res.status).toBe(201);
       expect(res.body.data).toEqual({
         id: expect.any(String),
@@ -35,9 +35,9 @@ describe('webhook endpoints', () => {
     });
 
     it("keeps a filter's documented types, without duplicates; '*' anywhere means every type", async () => {
-      const some = await acme.api('POST', '/v1/webhooks', { url, events: ['invoice.paid', 'plan.created', 'invoice.paid'] });
+      const some = await acme.http.POST('/v1/webhooks', { body: { url, events: ['invoice.paid', 'plan.created', 'invoice.paid'] } });
       expect(some.body.data.events).toEqual(['invoice.paid', 'plan.created']);
-      const all = await acme.api('POST', '/v1/webhooks', { url, events: ['plan.created', '*'] });
+      const all = await acme.http.POST('/v1/webhooks', { body: { url, events: ['plan.created', '*'] } });
       expect(all.body.data.events).toEqual(['*']);
     });
 
@@ -64,14 +64,14 @@ describe('webhook endpoints', () => {
 
     it('allows http and loopback addresses in test mode', async () => {
       for (const u of ['http://localhost:3000/x', 'http://[::1]:3000/x', 'http://10.0.0.5/x']) {
-        expect((await other.api('POST', '/v1/webhooks', { url: u, enabled: false })).status).toBe(201);
+        expect((await other.http.POST('/v1/webhooks', { body: { url: u, enabled: false } })).status).toBe(201);
       }
     });
 
     it('replays the same answer for a repeated Idempotency-Key', async () => {
       const headers = { 'idempotency-key': 'wh-create-1' };
-      const first = await acme.api('POST', '/v1/webhooks', { url }, headers);
-      const again = await acme.api('POST', '/v1/webhooks', { url }, headers);
+      const first = await acme.http.POST('/v1/webhooks', { body: { url }, headers });
+      const again = await acme.http.POST('/v1/webhooks', { body: { url }, headers });
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
@@ -79,21 +79,21 @@ describe('webhook endpoints', () => {
 
     it('refuses a 21st endpoint with 409', async () => {
       const crowded = await t.registerTenant();
-      for (let i = 0; i < 20; i++) expect((await crowded.api('POST', '/v1/webhooks', { url })).status).toBe(201);
-      const res = await crowded.api('POST', '/v1/webhooks', { url });
+      for (let i = 0; i < 20; i++) expect((await crowded.http.POST('/v1/webhooks', { body: { url } })).status).toBe(201);
+      const res = await crowded.http.POST('/v1/webhooks', { body: { url } });
       expect(res.status).toBe(409);
-      expect(res.body.error.reason).toBe('webhook_endpoint_limit');
+      expect(res.error!.reason).toBe('webhook_endpoint_limit');
     });
   });
 
   describe('get and list', () => {
     it('never shows the secret again', async () => {
-      const created = await acme.api('POST', '/v1/webhooks', { url });
-      const shown = await acme.api('GET', `/v1/webhooks/${created.body.data.id}`);
+      const created = await acme.http.POST('/v1/webhooks', { body: { url } });
+      const shown = await acme.http.GET('/v1/webhooks/{id}', { path: { id: created.body.data.id } });
       expect(shown.status).toBe(200);
       const { secret, ...rest } = created.body.data;
       expect(shown.body.data).toEqual(rest);
-      const listed = await acme.api('GET', '/v1/webhooks?limit=1000');
+      const listed = await acme.http.GET('/v1/webhooks', { query: { limit: 1000 } });
       expect(listed.text).not.toContain(secret.slice(6));
       expect(listed.body.data.every((e: object) => !('secret' in e))).toBe(true);
     });
@@ -102,13 +102,13 @@ describe('webhook endpoints', () => {
       const tenant = await t.registerTenant();
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
-        ids.push((await tenant.api('POST', '/v1/webhooks', { url: `${url}/${i}` })).body.data.id);
+        ids.push((await tenant.http.POST('/v1/webhooks', { body: { url: `${url}/${i}` } })).body.data.id);
         t.clock.advance(1000);
       }
-      const first = await tenant.api('GET', '/v1/webhooks?limit=2');
+      const first = await tenant.http.GET('/v1/webhooks', { query: { limit: 2 } });
       expect(first.body).toMatchObject({ object: 'list', has_more: true, total_count: 3 });
       expect(first.body.data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
-      const second = await tenant.api('GET', '/v1/webhooks?limit=2&page=2');
+      const second = await tenant.http.GET('/v1/webhooks', { query: { limit: 2, page: 2 } });
       expect(second.body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
       expect(second.body.has_more).toBe(false);
     });
@@ -120,9 +120,12 @@ describe('webhook endpoints', () => {
 
   describe('update', () => {
     it('changes url, events, description and enabled; an empty body changes nothing', async () => {
-      const created = (await acme.api('POST', '/v1/webhooks', { url, description: 'x' })).body.data;
+      const created = (await acme.http.POST('/v1/webhooks', { body: { url, description: 'x' } })).body.data;
       t.clock.advance(1000);
-      const res = await acme.api('PATCH', `/v1/webhooks/${created.id}`, { url: `${url}/v2`, events: ['invoice.paid'], description: null, enabled: false });
+      const res = await acme.http.PATCH('/v1/webhooks/{id}', {
+        path: { id: created.id },
+        body: { url: `${url}/v2`, events: ['invoice.paid'], description: null, enabled: false },
+      });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({
         url: `${url}/v2`,
@@ -132,7 +135,7 @@ describe('webhook endpoints', () => {
         updated_at: t.clock.now().toISOString(),
       });
       expect(res.body.data).not.toHaveProperty('secret');
-      const same = await acme.api('PATCH', `/v1/webhooks/${created.id}`, {});
+      const same = await acme.http.PATCH('/v1/webhooks/{id}', { path: { id: created.id }, body: {} });
       expect(same.status).toBe(200);
       expect(same.body.data).toMatchObject({ url: `${url}/v2`, enabled: false });
     });
@@ -142,7 +145,7 @@ describe('webhook endpoints', () => {
       ['an unknown event type', { events: ['plan.deleted'] }, 'events.0'],
       ['enabled as a string', { enabled: 'false' }, 'enabled'],
     ])('refuses %s with 400', async (_label, body, field) => {
-      const created = (await acme.api('POST', '/v1/webhooks', { url })).body.data;
+      const created = (await acme.http.POST('/v1/webhooks', { body: { url } })).body.data;
       const res = await acme.api('PATCH', `/v1/webhooks/${created.id}`, body);
       expect(res.status).toBe(400);
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
@@ -151,29 +154,29 @@ describe('webhook endpoints', () => {
 
   describe('delete', () => {
     it('removes the endpoint from the API: 404 afterwards, also for its deliveries', async () => {
-      const created = (await acme.api('POST', '/v1/webhooks', { url })).body.data;
-      const res = await acme.api('DELETE', `/v1/webhooks/${created.id}`);
+      const created = (await acme.http.POST('/v1/webhooks', { body: { url } })).body.data;
+      const res = await acme.http.DELETE('/v1/webhooks/{id}', { path: { id: created.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ id: created.id, deleted: true });
-      expect((await acme.api('GET', `/v1/webhooks/${created.id}`)).status).toBe(404);
-      expect((await acme.api('DELETE', `/v1/webhooks/${created.id}`)).status).toBe(404);
-      expect((await acme.api('GET', `/v1/webhooks/${created.id}/deliveries`)).status).toBe(404);
-      const listed = await acme.api('GET', '/v1/webhooks?limit=1000');
+      expect((await acme.http.GET('/v1/webhooks/{id}', { path: { id: created.id } })).status).toBe(404);
+      expect((await acme.http.DELETE('/v1/webhooks/{id}', { path: { id: created.id } })).status).toBe(404);
+      expect((await acme.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: created.id } })).status).toBe(404);
+      const listed = await acme.http.GET('/v1/webhooks', { query: { limit: 1000 } });
       expect(listed.body.data.map((e: { id: string }) => e.id)).not.toContain(created.id);
     });
   });
 
   describe('deliveries log', () => {
     it.each(['status=done', 'limit=0', 'limit=-1', 'offset=-1', 'offset=x', 'page=0'])('refuses %s with 400', async (q) => {
-      const created = (await acme.api('POST', '/v1/webhooks', { url })).body.data;
+      const created = (await acme.http.POST('/v1/webhooks', { body: { url } })).body.data;
       const res = await acme.api('GET', `/v1/webhooks/${created.id}/deliveries?${q}`);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
     });
 
     it('caps limit at 500 rather than refusing a larger one', async () => {
-      const created = (await acme.api('POST', '/v1/webhooks', { url })).body.data;
-      const res = await acme.api('GET', `/v1/webhooks/${created.id}/deliveries?limit=100000&offset=0`);
+      const created = (await acme.http.POST('/v1/webhooks', { body: { url } })).body.data;
+      const res = await acme.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: created.id }, query: { limit: 100000, offset: 0 } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ data: [], object: 'list', has_more: false, total_count: 0 });
     });
@@ -183,9 +186,9 @@ describe('webhook endpoints', () => {
     let theirs: { id: string };
     let theirEvent: string;
     beforeAll(async () => {
-      theirs = (await other.api('POST', '/v1/webhooks', { url, enabled: false })).body.data;
-      await other.api('POST', '/v1/plans', { name: 'Theirs', interval_unit: 'month', amount: 100, currency: 'INR' });
-      theirEvent = (await other.api('GET', '/v1/events?limit=1')).body.data[0].id;
+      theirs = (await other.http.POST('/v1/webhooks', { body: { url, enabled: false } })).body.data;
+      await other.http.POST('/v1/plans', { body: { name: 'Theirs', interval_unit: 'month', amount: 100, currency: 'INR' } });
+      theirEvent = (await other.http.GET('/v1/events', { query: { limit: 1 } })).body.data[0]!.id;
     });
 
     const calls: Array<[string, string, (id: string) => string, unknown?]> = [
@@ -215,7 +218,7 @@ describe('webhook endpoints', () => {
     });
 
     it("left the other tenant's endpoint untouched", async () => {
-      const res = await other.api('GET', `/v1/webhooks/${theirs.id}`);
+      const res = await other.http.GET('/v1/webhooks/{id}', { path: { id: theirs.id } });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ enabled: false, previous_secret_expires_at: null });
     });
@@ -230,19 +233,19 @@ describe('webhook endpoints', () => {
 describe('deliveries of a tenant that had no endpoint', () => {
   it('queues a delivery for an endpoint added since the last event (the "still none" assumption is checked)', async () => {
     const fresh = await t.registerTenant();
-    const plan = (code: string) => ({ name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' });
+    const plan = (code: string) => ({ name: code, code, interval_unit: 'month' as const, amount: 100, currency: 'INR' });
     // No endpoint yet: the first plan's event finds none, and the process remembers it.
-    expect((await fresh.api('POST', '/v1/plans', plan('no-endpoint-1'))).status).toBe(201);
-    expect((await fresh.api('POST', '/v1/plans', plan('no-endpoint-2'))).status).toBe(201);
+    expect((await fresh.http.POST('/v1/plans', { body: plan('no-endpoint-1') })).status).toBe(201);
+    expect((await fresh.http.POST('/v1/plans', { body: plan('no-endpoint-2') })).status).toBe(201);
     // An endpoint appears; this process's memory of "none" is not told (as if another process added it).
-    const endpoint = await fresh.api('POST', '/v1/webhooks', { url, events: ['plan.created'] });
+    const endpoint = await fresh.http.POST('/v1/webhooks', { body: { url, events: ['plan.created'] } });
     expect(endpoint.status).toBe(201);
-    const created = await fresh.api('POST', '/v1/plans', plan('with-endpoint'));
+    const created = await fresh.http.POST('/v1/plans', { body: plan('with-endpoint') });
     expect(created.status).toBe(201);
-    const deliveries = await fresh.api('GET', `/v1/webhooks/${endpoint.body.data.id}/deliveries`);
+    const deliveries = await fresh.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: endpoint.body.data.id } });
     expect(deliveries.body.data).toHaveLength(1);
-    const event = await fresh.api('GET', `/v1/events/${deliveries.body.data[0].event_id}`);
+    const event = await fresh.http.GET('/v1/events/{id}', { path: { id: deliveries.body.data[0]!.event_id } });
     expect(event.body.data.data.object.code).toBe('with-endpoint');
-    expect((await fresh.api('GET', '/v1/plans?q=with-endpoint')).body.total_count).toBe(1);
+    expect((await fresh.http.GET('/v1/plans', { query: { q: 'with-endpoint' } })).body.total_count).toBe(1);
   });
 });

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 async function endpointFor(r: WebhookReceiver): Promise<string> {
-  const res = await tenant.api('POST', '/v1/webhooks', { url: r.url });
+  const res = await tenant.http.POST('/v1/webhooks', { body: { url: r.url } });
   expect(res.status).toBe(201);
   r.setSecrets([res.body.data.secret]);
   return res.body.data.id;
@@ -47,7 +47,7 @@ describe('webhook delivery to a receiver that hangs', () => {
     await endpointFor(healthy);
     t.kosh.worker.start();
     try {
-      const plan = (code: string) => tenant.api('POST', '/v1/plans', { name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' });
+      const plan = (code: string) => tenant.http.POST('/v1/plans', { body: { name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' } });
 
       await plan('first');
       await healthy.waitForRequests(1);
@@ -56,13 +56,13 @@ describe('webhook delivery to a receiver that hangs', () => {
       // the healthy endpoint: the worker did not wait for the stuck attempt.
       await plan('second');
       await healthy.waitForRequests(2);
-      const stuck = (await tenant.api('GET', `/v1/webhooks/${stuckId}/deliveries`)).body.data;
+      const stuck = (await tenant.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: stuckId } })).body.data;
       expect(stuck.at(-1)).toMatchObject({ attempts: 0, status: 'pending' }); // its first attempt is still open
       expect(hanging.openRequests()).toBeGreaterThanOrEqual(1);
       expect(healthy.received.map((r) => r.event?.data.object.code)).toEqual(['first', 'second']);
 
       const [, first] = await waitUntil(
-        async () => (await tenant.api('GET', `/v1/webhooks/${stuckId}/deliveries`)).body.data,
+        async () => (await tenant.http.GET('/v1/webhooks/{id}/deliveries', { path: { id: stuckId } })).body.data,
         (list: Array<{ attempts: number; last_error: string | null }>) => list.length === 2 && list[1]!.attempts === 1,
       );
       expect(first).toMatchObject({
