@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard, chromiumSkipNote, hasChromium, launchChromium, screenshotAndSeriousAxeViolations } from '../support/browser.js';
+import { buildDashboard, chromiumSkipNote, hasChromium, launchChromium, screenshotAndSeriousAxeViolations, signInWithApiKey } from '../support/browser.js';
 import { startAccountingSandbox, type AccountingSandbox } from '../support/accounting-sandbox.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
@@ -92,11 +92,7 @@ beforeAll(async () => {
   page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
   // The owner's API key (development sign-in): every action is offered.
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.getByRole('button', { name: /API key/ }).click();
-  await page.getByLabel('API key').fill(tenant.key);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  await signInWithApiKey(page, base, tenant.key);
 }, 240_000);
 afterAll(async () => {
   await context?.close();

@@ -81,3 +81,12 @@ export async function screenshotAndSeriousAxeViolations(page: Page, screenshotPa
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** Signs in to the dashboard with a tenant's API key (the development sign-in) and waits for the overview. */
+export async function signInWithApiKey(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByRole('button', { name: /API key/ }).click();
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}
