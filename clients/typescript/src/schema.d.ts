@@ -8390,6 +8390,31 @@ export interface components {
             quantity_change: boolean;
             billing_details: boolean;
         };
+        Feature: {
+            /** Format: uuid */
+            id: string;
+            key: string;
+            name: string;
+            /** @enum {string} */
+            type: "boolean" | "quantity" | "enum";
+            values: string[] | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        CustomerEntitlements: {
+            /** Format: uuid */
+            customer_id: string;
+            features: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** @description true behind the payment wall (dunning) or a blocking alert */
+            blocked: boolean;
+            blocked_reason: ("payment_wall" | "alert") | null;
+            /** @description the blocking alert, when an alert blocks */
+            blocked_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            as_of: string;
+        };
         ImportComparison: {
             /** @description true only when there are no issues */
             ready: boolean;
@@ -8834,31 +8859,6 @@ export interface components {
             synced_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
-        };
-        Feature: {
-            /** Format: uuid */
-            id: string;
-            key: string;
-            name: string;
-            /** @enum {string} */
-            type: "boolean" | "quantity" | "enum";
-            values: string[] | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        CustomerEntitlements: {
-            /** Format: uuid */
-            customer_id: string;
-            features: {
-                [key: string]: boolean | number | string | null;
-            };
-            /** @description true behind the payment wall (dunning) or a blocking alert */
-            blocked: boolean;
-            blocked_reason: ("payment_wall" | "alert") | null;
-            /** @description the blocking alert, when an alert blocks */
-            blocked_by: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            as_of: string;
         };
     };
     responses: {

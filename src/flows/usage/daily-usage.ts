@@ -9,8 +9,8 @@ export const dailyUsageQuery = z
   .object({
     customer_id: z.uuid(),
     metric_code: z.string().min(1).max(100),
-    from: fields.instant().describe('the first instant counted (a period start)'),
-    to: fields.instant().describe('the end, not counted (a period end)'),
+    from: fields.instant().describe('the first instant counted (a period start)').meta({ example: '2026-04-01T00:00:00+05:30' }),
+    to: fields.instant().describe('the end, not counted (a period end)').meta({ example: '2026-05-01T00:00:00+05:30' }),
     time_zone: timeZoneField.optional().describe("the zone whose calendar days group the usage; default the primary entity's"),
   })
   .superRefine((q, ctx) => {

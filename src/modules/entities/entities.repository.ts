@@ -76,18 +76,6 @@ export async function findExchangeRate(tx: Tx, tenantId: string, entityId: strin
     .executeTakeFirst();
 }
 
-/** Each entity's functional currency (DESIGN §19), by id. */
-export async function functionalCurrencies(tx: Tx, tenantId: string, entityIds: string[]): Promise<Map<string, string>> {
-  if (entityIds.length === 0) return new Map();
-  const rows = await tx
-    .selectFrom('legal_entities')
-    .select(['id', 'functional_currency'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', 'in', entityIds)
-    .execute();
-  return new Map(rows.map((r) => [r.id, r.functional_currency]));
-}
-
 export async function listExchangeRateRows(tx: Tx, tenantId: string, entityId: string): Promise<ExchangeRateRow[]> {
   return tx
     .selectFrom('entity_exchange_rates')

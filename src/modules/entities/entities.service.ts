@@ -286,7 +286,7 @@ export async function invoiceExchangeRate(
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { findEntity, findPrimaryEntity, functionalCurrencies } from './entities.repository.js';
+export { findEntity, findPrimaryEntity } from './entities.repository.js';
 
 /**
  * The entity's rate for `currency` at `at` (functional currency per one unit): '1' for its own

@@ -91,5 +91,5 @@ declare module '../../platform/db/schema.js' {
 
 /** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
 export const entitiesTableAccess: TableAccess = {
-  legal_entities: { read: ['dunning', 'einvoicing'] },
+  legal_entities: { read: ['dunning', 'einvoicing', 'periods'] },
 };

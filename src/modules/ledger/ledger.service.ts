@@ -2,9 +2,9 @@ import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { assertMinorUnits, convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
-import { entityRateAt, functionalCurrencies } from '../entities/index.js';
+import { entityRateAt } from '../entities/index.js';
 import { toIso } from '../../platform/time.js';
-import { postingDates } from '../periods/index.js';
+import { postingTerms } from '../periods/index.js';
 import { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 import type { JournalEntry } from './ledger.schemas.js';
 import {
@@ -92,8 +92,9 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
   // Nothing posts into a closed period: a posting made while this month is closed is dated in
   // the first open month after it (DESIGN §18).
   const entityIds = [...new Set(postings.map((p) => p.entityId))];
-  const postedAt = await postingDates(ctx, entityIds);
-  const functional = await functionalCurrencies(ctx.tx, ctx.tenantId, entityIds);
+  const terms = await postingTerms(ctx, entityIds);
+  const postedAt = new Map([...terms].map(([id, t]) => [id, t.at]));
+  const functional = new Map([...terms].map(([id, t]) => [id, t.functionalCurrency]));
   const valuation = await valuationOf(ctx, postings, functional, postedAt);
   const entries: Parameters<typeof insertEntries>[1] = [];
   const rows: Parameters<typeof insertEntries>[2] = [];

@@ -11,6 +11,7 @@ export {
   periodOf,
   postingDate,
   postingDates,
+  postingTerms,
   recordGstFiling,
   reopenPeriod,
   resolveBegunPeriod,

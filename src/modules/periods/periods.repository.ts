@@ -29,6 +29,29 @@ export async function periodRowsOfEntity(tx: Tx, tenantId: string, entityId: str
   return tx.selectFrom('entity_periods').selectAll().where('tenant_id', '=', tenantId).where('entity_id', '=', entityId).orderBy('period', 'desc').execute();
 }
 
+/**
+ * What a posting needs to know of each entity, in one query: its functional currency, its zone, and
+ * its closed months from `fromPeriod` on (`YYYY-MM` sorts as text) — one row per closed month, or
+ * one row with `period` null when none is closed.
+ */
+export async function postingFactsOf(
+  tx: Tx,
+  tenantId: string,
+  entityIds: string[],
+  fromPeriod: string,
+): Promise<{ id: string; functional_currency: string; time_zone: string; period: string | null }[]> {
+  if (entityIds.length === 0) return [];
+  return tx
+    .selectFrom('legal_entities as e')
+    .leftJoin('entity_periods as p', (join) =>
+      join.onRef('p.tenant_id', '=', 'e.tenant_id').onRef('p.entity_id', '=', 'e.id').on('p.status', '=', 'closed').on('p.period', '>=', fromPeriod),
+    )
+    .select(['e.id', 'e.functional_currency', 'e.time_zone', 'p.period'])
+    .where('e.tenant_id', '=', tenantId)
+    .where('e.id', 'in', entityIds)
+    .execute();
+}
+
 /** The closed months of these entities from `fromPeriod` on (`YYYY-MM` sorts as text). */
 export async function closedPeriodsFrom(tx: Tx, tenantId: string, entityIds: string[], fromPeriod: string): Promise<{ entity_id: string; period: string }[]> {
   if (entityIds.length === 0) return [];

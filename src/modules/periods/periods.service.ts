@@ -5,7 +5,7 @@ import { emitEvent } from '../../platform/events/events.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { localDate, returnPeriodBounds } from '../tax/index.js';
-import { closedPeriodsFrom, ensurePeriodRow, findPeriodRow, periodRowsOfEntity, type PeriodRow } from './periods.repository.js';
+import { closedPeriodsFrom, ensurePeriodRow, postingFactsOf, findPeriodRow, periodRowsOfEntity, type PeriodRow } from './periods.repository.js';
 import type { Period, RecordFilingBody } from './periods.schemas.js';
 import { transitionPeriod, type GstReturnKind } from './periods.states.js';
 
@@ -160,26 +160,34 @@ export async function isPeriodOpenAt(ctx: Ctx, entity: Pick<EntityRow, 'id' | 't
 }
 
 /**
- * When a posting made now is dated, per entity: now, unless this month is closed — then the
- * first instant of the first open month after it (DESIGN §18: nothing posts into a closed
- * period). One query; entities are read only when a closed month is at hand.
+ * When a posting made now is dated, per entity, and in which currency its books are kept: now,
+ * unless this month is closed — then the first instant of the first open month after it (DESIGN
+ * §18: nothing posts into a closed period). One query for both.
  */
-export async function postingDates(ctx: Ctx, entityIds: string[]): Promise<Map<string, Date>> {
-  const dates = new Map(entityIds.map((id) => [id, ctx.now]));
+export async function postingTerms(ctx: Ctx, entityIds: string[]): Promise<Map<string, { at: Date; functionalCurrency: string }>> {
   // No zone is more than 14 hours from UTC: no local month of now starts before this one.
   const earliest = periodOf(new Date(ctx.now.getTime() - 14 * 3600_000), 'UTC');
-  const closed = await closedPeriodsFrom(ctx.tx, ctx.tenantId, [...new Set(entityIds)], earliest);
-  if (closed.length === 0) return dates;
-  const byEntity = new Map<string, Set<string>>();
-  for (const c of closed) byEntity.set(c.entity_id, (byEntity.get(c.entity_id) ?? new Set()).add(c.period));
-  for (const [entityId, months] of byEntity) {
-    const entity = await entityOf(ctx, entityId);
-    const current = periodOf(ctx.now, entity.time_zone);
-    let p = current;
-    while (months.has(p)) p = nextPeriod(p);
-    if (p !== current) dates.set(entityId, periodBounds(p, entity.time_zone).from);
+  const rows = await postingFactsOf(ctx.tx, ctx.tenantId, [...new Set(entityIds)], earliest);
+  const byEntity = new Map<string, { functionalCurrency: string; timeZone: string; closed: Set<string> }>();
+  for (const r of rows) {
+    const facts = byEntity.get(r.id) ?? { functionalCurrency: r.functional_currency, timeZone: r.time_zone, closed: new Set<string>() };
+    if (r.period !== null) facts.closed.add(r.period);
+    byEntity.set(r.id, facts);
   }
-  return dates;
+  const terms = new Map<string, { at: Date; functionalCurrency: string }>();
+  for (const [entityId, facts] of byEntity) {
+    const current = periodOf(ctx.now, facts.timeZone);
+    let p = current;
+    while (facts.closed.has(p)) p = nextPeriod(p);
+    terms.set(entityId, { at: p === current ? ctx.now : periodBounds(p, facts.timeZone).from, functionalCurrency: facts.functionalCurrency });
+  }
+  return terms;
+}
+
+/** When a posting made now is dated, per entity (see postingTerms). */
+export async function postingDates(ctx: Ctx, entityIds: string[]): Promise<Map<string, Date>> {
+  const terms = await postingTerms(ctx, entityIds);
+  return new Map(entityIds.map((id) => [id, terms.get(id)?.at ?? ctx.now]));
 }
 
 /** The first month from `period` on that is not closed (its first instant is where a posting for `period` may land). */
