@@ -121,11 +121,13 @@ export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: 
 }
 
 /**
- * The events a batch stored, column by column (uuids, RFC 3339 instants, numbers — sent as array literals
- * built without escaping, as the insert sends them): what moves the
- * running totals of the alerts watching them. Only given when every event of the batch was new.
+ * What a batch stored, per (customer, metric id) pair, column by column: the values of the pair's
+ * events (a `numeric[]` literal each, see numberListsLiteral; null for events without one) and its
+ * earliest event's instant; `exact` when every event of the batch was new (no duplicate, in the batch
+ * or already stored), so that these events are what moves the running totals of the alerts watching
+ * them. Uuids and instants are sent as array literals built without escaping, as the insert sends them.
  */
-export type StoredBatch = { customers: string[]; metrics: string[]; stamps: string[]; values: (number | null)[] };
+export type StoredPairs = { customers: string[]; metrics: string[]; values: string; earliest: string[]; exact: boolean };
 
 /** The quantity of the open alert `o`'s metric over [period start, end of time), as the metric aggregates it. */
 const PERIOD_QUANTITY = sql`(CASE o.aggregation
@@ -143,78 +145,78 @@ const PERIOD_QUANTITY = sql`(CASE o.aggregation
         END)`;
 
 /**
- * The usage alerts of the locked customers watching these pairs, measured and triggered in ONE
- * statement (decisions 0690, 0800): each alert's current period start (its subscription's, else the
- * customer's first running one's by id, else `monthStart`; a one-off alert's period starts at the
- * epoch), skipping the alerts already triggered in that period; the quantity of the alert's metric
- * over [period start, end of time) as the metric aggregates it, billed in whole units (rounded up,
- * never negative); a trigger row for each alert whose quantity reached its threshold, `ON CONFLICT
- * DO NOTHING`. Answers the alerts whose row is new, by id, with the value and period start.
+ * The usage alerts of the locked customers watching the batch's (customer, metric) pairs, measured
+ * and triggered in ONE statement (decisions 0690, 0800, 0890): each alert's current period start (its
+ * subscription's, else the customer's first running one's by id, else `monthStart`; a one-off
+ * alert's period starts at the epoch), skipping the alerts already triggered in that period; the
+ * quantity of the alert's metric over [period start, end of time) as the metric aggregates it,
+ * billed in whole units (rounded up, never negative); a trigger row for each alert whose quantity
+ * reached its threshold, `ON CONFLICT DO NOTHING`. Answers the alerts whose row is new, by id, with
+ * the value and period start.
  *
  * A recurring alert on a count, sum or max metric keeps its quantity in `usage_alert_totals`
- * (decision 0800). While its row is of the current period and settled, and `batch` gives the
- * events this batch stored, the batch's own events of the period move it (`total + delta`, or the
+ * (decision 0800). While its row is of the current period and settled, the batch is `exact` and its
+ * pair's earliest event is in the period, the pair's own events move it (`total + delta`, or the
  * greater for max) and nothing is re-aggregated. Otherwise — no row yet (a new alert), a new
- * period, a batch with duplicates (`batch` null: which events were new is not known), a row not
- * yet settled — the period is measured as before and the row (re)seeded with that quantity. A row
- * seeded lists the transactions then in progress (`unsettled`): a batch in flight before the alert
- * was visible took no lock and will add no delta, so the row is measured again until none of them
- * is in progress for this statement's snapshot; from then on every batch moving it holds the
- * customer's lock and adds its delta.
+ * period, a batch with duplicates (which events were new is not known), an event of the pair
+ * before the period start, a row not yet settled — the period is measured as before and the row
+ * (re)seeded with that quantity. A row seeded lists the transactions then in progress
+ * (`unsettled`): a batch in flight before the alert was visible took no lock and will add no delta,
+ * so the row is measured again until none of them is in progress for this statement's snapshot;
+ * from then on every batch moving it holds the customer's lock and adds its delta.
+ *
+ * Every pair's figures ride on its own row (decision 0890): no two intermediate results of the
+ * statement are joined to each other, so the plan is index lookups per alert whatever the planner
+ * guesses of their sizes (two 1 000-row CTEs joined by a nested loop cost a million comparisons a
+ * batch). The delta's quantity is the total read plus the batch's figures: every batch that moves
+ * a total holds its customer's lock, so the total read is the one the update moves.
  */
 export async function triggerUsageAlerts(
   tx: Tx,
   tenantId: string,
-  pairs: { customerId: string; metricCode: string }[],
+  stored: StoredPairs,
   locked: string,
-  batch: StoredBatch | null,
   running: readonly string[],
   monthStart: Date,
   now: Date,
 ): Promise<(AlertRow & { value: number; period_start: Date })[]> {
-  if (pairs.length === 0 || locked === '') return [];
-  const stored = batch ?? { customers: [], metrics: [], stamps: [], values: [] };
+  if (stored.customers.length === 0 || locked === '') return [];
   const { rows } = await sql<AlertRow & { value: number; period_start: Date }>`
     WITH watching AS (
-      SELECT a.*, m.id AS metric_id, m.aggregation,
+      SELECT a.*, m.id AS metric_id, m.aggregation, b.n AS batch_n, b.s AS batch_s, b.mx AS batch_mx, p.earliest AS batch_earliest,
         CASE WHEN NOT a.recurring THEN 'epoch'::timestamptz
-             ELSE coalesce(
-               CASE WHEN a.subscription_id IS NOT NULL
-                    THEN (SELECT s.current_period_start FROM subscriptions s
-                           WHERE s.tenant_id = a.tenant_id AND s.id = a.subscription_id AND s.status = ANY(${[...running]}::text[]))
-                    ELSE (SELECT s.current_period_start FROM subscriptions s
-                           WHERE s.tenant_id = a.tenant_id AND s.customer_id = a.customer_id AND s.status = ANY(${[...running]}::text[])
-                           ORDER BY s.id LIMIT 1)
-               END, ${monthStart}::timestamptz)
-        END AS period_start
-        FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
-        JOIN billable_metrics m ON m.tenant_id = a.tenant_id AND m.code = a.metric_code
-       WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
+             ELSE coalesce(ss.current_period_start, sc.current_period_start, ${monthStart}::timestamptz) END AS period_start
+        FROM ROWS FROM (unnest(${plainArrayLiteral(stored.customers)}::uuid[]), unnest(${plainArrayLiteral(stored.metrics)}::uuid[]),
+                        unnest(${stored.values}::text[]), unnest(${plainArrayLiteral(stored.earliest)}::timestamptz[])) AS p(c, mid, vals, earliest)
+        JOIN billable_metrics m ON m.tenant_id = ${tenantId}::uuid AND m.id = p.mid
+        JOIN alerts a ON a.tenant_id = ${tenantId}::uuid AND a.customer_id = p.c AND a.metric_code = m.code
+        CROSS JOIN LATERAL (SELECT count(*)::numeric AS n, coalesce(sum(v), 0) AS s, max(v) AS mx FROM unnest(p.vals::numeric[]) AS v) b
+        LEFT JOIN LATERAL (SELECT s.current_period_start FROM subscriptions s
+                            WHERE a.recurring AND a.subscription_id IS NOT NULL
+                              AND s.tenant_id = a.tenant_id AND s.id = a.subscription_id AND s.status = ANY(${[...running]}::text[])) ss ON true
+        LEFT JOIN LATERAL (SELECT s.current_period_start FROM subscriptions s
+                            WHERE a.recurring AND a.subscription_id IS NULL
+                              AND s.tenant_id = a.tenant_id AND s.customer_id = a.customer_id AND s.status = ANY(${[...running]}::text[])
+                            ORDER BY s.id LIMIT 1) sc ON true
+       WHERE a.status = 'active' AND a.type = 'usage_threshold'
          AND a.customer_id = ANY(string_to_array(${locked}, ',')::uuid[])
     ), open AS (
       SELECT w.*, (w.recurring AND w.aggregation IN ('count', 'sum', 'max')) AS kept,
         t.period_start AS kept_start, t.total AS kept_total,
-        (t.period_start = w.period_start AND cardinality(t.unsettled) = 0 AND ${batch !== null}::boolean) AS by_delta,
+        (t.period_start = w.period_start AND cardinality(t.unsettled) = 0 AND ${stored.exact}::boolean AND w.batch_earliest >= w.period_start) AS by_delta,
         t.unsettled
         FROM watching w LEFT JOIN usage_alert_totals t ON t.tenant_id = w.tenant_id AND t.alert_id = w.id
        WHERE NOT EXISTS (SELECT 1 FROM alert_triggers t WHERE t.tenant_id = w.tenant_id AND t.alert_id = w.id AND t.period_start = w.period_start)
-    ), stored AS (
-      SELECT * FROM ROWS FROM (unnest(${plainArrayLiteral(stored.customers)}::uuid[]), unnest(${plainArrayLiteral(stored.metrics)}::uuid[]),
-                               unnest(${plainArrayLiteral(stored.stamps)}::timestamptz[]), unnest(${plainArrayLiteral(stored.values)}::numeric[])) AS b(c, m, ts, v)
-    ), deltas AS (
-      SELECT o.id, o.aggregation, count(*)::numeric AS n, sum(b.v) AS s, max(b.v) AS mx
-        FROM open o JOIN stored b ON b.c = o.customer_id AND b.m = o.metric_id AND b.ts >= o.period_start
-       WHERE o.kept AND o.by_delta
-       GROUP BY o.id, o.aggregation
     ), moved AS (
       UPDATE usage_alert_totals t
-         SET total = CASE d.aggregation WHEN 'count' THEN t.total + d.n WHEN 'sum' THEN t.total + d.s ELSE greatest(t.total, d.mx) END
-        FROM deltas d
-       WHERE t.tenant_id = ${tenantId}::uuid AND t.alert_id = d.id
-      RETURNING t.alert_id, t.total
+         SET total = CASE o.aggregation WHEN 'count' THEN t.total + o.batch_n WHEN 'sum' THEN t.total + o.batch_s ELSE greatest(t.total, o.batch_mx) END
+        FROM open o
+       WHERE t.tenant_id = ${tenantId}::uuid AND t.alert_id = o.id AND o.kept AND o.by_delta
+      RETURNING t.alert_id
     ), measured AS (
       SELECT o.*,
-        CASE WHEN o.kept AND o.by_delta THEN coalesce((SELECT v.total FROM moved v WHERE v.alert_id = o.id), o.kept_total)
+        CASE WHEN o.kept AND o.by_delta
+             THEN CASE o.aggregation WHEN 'count' THEN o.kept_total + o.batch_n WHEN 'sum' THEN o.kept_total + o.batch_s ELSE greatest(o.kept_total, o.batch_mx) END
              ELSE ${PERIOD_QUANTITY} END AS quantity
         FROM open o
     ), seeded AS (
@@ -226,18 +228,17 @@ export async function triggerUsageAlerts(
         FROM measured x
        WHERE x.kept AND NOT coalesce(x.by_delta, false)
       ON CONFLICT (tenant_id, alert_id) DO UPDATE SET period_start = excluded.period_start, total = excluded.total, unsettled = excluded.unsettled
-    ), crossed AS (
-      SELECT x.*, (CASE WHEN x.quantity > 0 THEN ceil(x.quantity - 0.000000001) ELSE 0 END)::bigint AS value
-        FROM measured x
     ), fresh AS (
       INSERT INTO alert_triggers (tenant_id, alert_id, period_start, value, triggered_at, cleared_at)
-      SELECT c.tenant_id, c.id, c.period_start, c.value, ${now}::timestamptz, NULL FROM crossed c WHERE c.value >= c.threshold
+      SELECT c.tenant_id, c.id, c.period_start, c.value, ${now}::timestamptz, NULL
+        FROM (SELECT x.*, (CASE WHEN x.quantity > 0 THEN ceil(x.quantity - 0.000000001) ELSE 0 END)::bigint AS value FROM measured x) c
+       WHERE c.value >= c.threshold
       ON CONFLICT (tenant_id, alert_id, period_start) DO NOTHING
-      RETURNING alert_id
+      RETURNING alert_id, period_start, value
     )
-    SELECT c.tenant_id, c.id, c.customer_id, c.subscription_id, c.type, c.metric_code, c.currency, c.threshold, c.action, c.recurring, c.status,
-           c.created_at, c.updated_at, c.value, c.period_start
-      FROM crossed c JOIN fresh f ON f.alert_id = c.id
-     ORDER BY c.id`.execute(tx);
+    SELECT a.tenant_id, a.id, a.customer_id, a.subscription_id, a.type, a.metric_code, a.currency, a.threshold, a.action, a.recurring, a.status,
+           a.created_at, a.updated_at, f.value, f.period_start
+      FROM fresh f JOIN alerts a ON a.tenant_id = ${tenantId}::uuid AND a.id = f.alert_id
+     ORDER BY a.id`.execute(tx);
   return rows;
 }

@@ -1,5 +1,6 @@
 import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
+import { numberListsLiteral } from '../../platform/db/array-literal.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
@@ -20,7 +21,7 @@ import {
   lockUsageAlertEvaluation,
   triggerUsageAlerts,
   type AlertRow,
-  type StoredBatch,
+  type StoredPairs,
 } from './alerts.repository.js';
 import type { CreateAlertBody } from './alerts.schemas.js';
 import type { AlertType } from './alerts.tables.js';
@@ -180,31 +181,39 @@ export type UsageBatch = { events: EventInsert[]; inserted: number };
  * alerts; one when no alert watches the batch.
  *
  * `batch` is what the batch stored: when every event in it was new (no duplicate, in the batch or
- * already stored), its events are the deltas; otherwise which ones were stored is not known here,
- * and the totals of the alerts it moves are measured again.
+ * already stored), its events are the deltas, summed per pair; otherwise which ones were stored is
+ * not known here, and the totals of the alerts it moves are measured again.
  */
-export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[], batch?: UsageBatch): Promise<number> {
+export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[], batch: UsageBatch): Promise<number> {
   if (pairs.length === 0) return 0;
   const locked = await lockUsageAlertEvaluation(ctx.tx, ctx.tenantId, pairs);
   if (locked === '') return 0;
-  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, pairs, locked, storedBatch(batch), RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
+  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, storedPairs(batch), locked, RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
   for (const a of fresh) {
     await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: a.value, period_start: toIso(a.period_start) });
   }
   return fresh.length;
 }
 
-/** The batch's events column by column, when all of them were stored; null when some were duplicates. */
-function storedBatch(batch: UsageBatch | undefined): StoredBatch | null {
-  if (!batch || batch.inserted !== batch.events.length) return null;
-  const out: StoredBatch = { customers: [], metrics: [], stamps: [], values: [] };
+/** The batch's events per (customer, metric id) pair: their values and earliest instant (see StoredPairs). */
+function storedPairs(batch: UsageBatch): StoredPairs {
+  const byPair = new Map<string, { customer: string; metric: string; values: (number | null)[]; earliest: number }>();
   for (const e of batch.events) {
-    out.customers.push(e.customer_id);
-    out.metrics.push(e.metric_id);
-    out.stamps.push(e.ts);
-    out.values.push(e.value);
+    const key = `${e.customer_id}/${e.metric_id}`;
+    const pair = byPair.get(key);
+    if (pair) {
+      pair.values.push(e.value);
+      if (e.at < pair.earliest) pair.earliest = e.at;
+    } else byPair.set(key, { customer: e.customer_id, metric: e.metric_id, values: [e.value], earliest: e.at });
   }
-  return out;
+  const pairs = [...byPair.values()];
+  return {
+    customers: pairs.map((p) => p.customer),
+    metrics: pairs.map((p) => p.metric),
+    values: numberListsLiteral(pairs.map((p) => p.values)),
+    earliest: pairs.map((p) => new Date(p.earliest).toISOString()),
+    exact: batch.inserted === batch.events.length,
+  };
 }
 
 /**

@@ -13,3 +13,14 @@ export function plainArrayLiteral(values: readonly (string | number | null)[]): 
   }
   return `${out}}`;
 }
+
+/**
+ * A PostgreSQL `text[]` literal whose elements are themselves numeric array literals, one list
+ * each (`{"{1,2.5}","{NULL}"}`): a list of numbers per row of a set-based statement, to be cast
+ * with `::numeric[]` where used. Finite numbers and NULL only, as plainArrayLiteral.
+ */
+export function numberListsLiteral(lists: readonly (readonly (number | null)[])[]): string {
+  let out = '{';
+  for (let i = 0; i < lists.length; i += 1) out += `${i === 0 ? '' : ','}"${plainArrayLiteral(lists[i]!)}"`;
+  return `${out}}`;
+}
