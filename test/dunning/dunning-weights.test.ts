@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gstinFor } from '../support/billing.js';
-import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { startTestKosh, type TestKosh } from '../support/harness.js';
+import { dataOf as ok } from '../support/typed-api.js';
 import { emitEvent } from '../../src/platform/events/events.js';
 import { newId } from '../../src/platform/ids.js';
 import { runDueDunningSteps } from '../../src/flows/dunning/run-dunning.js';
@@ -96,12 +97,6 @@ describe('the bandit against the fixed schedule (seeded simulation)', () => {
 let t: TestKosh;
 const HOUR = 3_600_000;
 
-async function ok(tenant: Tenant, method: 'GET' | 'POST', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body;
-}
-
 beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set(new Date('2026-04-01T09:00:00Z'));
@@ -111,22 +106,22 @@ afterAll(() => t?.close());
 describe('GET /v1/analytics/dunning/weights', () => {
   it('is empty before any retry', async () => {
     const tenant = await t.registerTenant();
-    const res = await tenant.api('GET', '/v1/analytics/dunning/weights');
+    const res = await tenant.http.GET('/v1/analytics/dunning/weights');
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ algorithm: 'thompson_sampling', actions: ['as_scheduled', 'learned_hour', 'morning', 'evening'], contexts: [] });
   });
 
   it('learns a failure when another charge fails after a retry, and a success when the invoice is then paid', async () => {
     const tenant = await t.registerTenant({ gstin: gstinFor('29') }); // ₹1,000.00 + 18 % GST = ₹1,180.00: band 1k_to_10k
-    const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Retries', is_default: true, trigger_event: 'payment_failed' })).data;
+    const campaign = await ok(tenant.http.POST('/v1/dunning-campaigns', { body: { name: 'Retries', is_default: true, trigger_event: 'payment_failed' } }));
     for (const step of [
       { delay_hours: 0, channel: 'in_app' },
       { delay_hours: 24, channel: 'retry_payment' },
       { delay_hours: 48, channel: 'in_app' },
       { delay_hours: 72, channel: 'retry_payment' },
-    ])
-      await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);
-    const customer = (await ok(tenant, 'POST', '/v1/customers', { email: 'card-holder@weights.test', name: 'Card Holder' })).data;
+    ] as const)
+      await ok(tenant.http.POST('/v1/dunning-campaigns/{id}/steps', { path: { id: campaign.id }, body: step }));
+    const customer = await ok(tenant.http.POST('/v1/customers', { body: { email: 'card-holder@weights.test', name: 'Card Holder' } }));
     // A saved card, as a gateway's checkout leaves it (the retry charges the default method).
     await t.kosh.deps.db
       .insertInto('payment_methods')
@@ -148,14 +143,16 @@ describe('GET /v1/analytics/dunning/weights', () => {
         updated_at: t.clock.now(),
       })
       .execute();
-    const invoice = (
-      await ok(tenant, 'POST', '/v1/invoices', {
-        customer_id: customer.id,
-        currency: 'INR',
-        collection_method: 'charge_automatically',
-        lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
-      })
-    ).data;
+    const invoice = await ok(
+      tenant.http.POST('/v1/invoices', {
+        body: {
+          customer_id: customer.id,
+          currency: 'INR',
+          collection_method: 'charge_automatically',
+          lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
+        },
+      }),
+    );
     const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, scope: t.kosh.deps.scope };
     const failed = () =>
       t.kosh.deps.db
@@ -163,7 +160,7 @@ describe('GET /v1/analytics/dunning/weights', () => {
         .execute((tx) =>
           emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }),
         );
-    const execution = async () => (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).data[0];
+    const execution = async () => (await ok(tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } })))[0]!;
 
     await failed(); // the charge failed: dunning starts
     await runDueDunningSteps(env); // step 1 (in app) runs; the bandit schedules the first retry
@@ -171,47 +168,49 @@ describe('GET /v1/analytics/dunning/weights', () => {
     // Nothing learned yet (cold start): the hour decision 0131 chooses, here the step's delay.
     expect(scheduled.next_step_reason).toBe('step delay: 0 successful charges in 180 days, fewer than 10 to learn from');
     // Never before the step's own time (a day after the start).
-    expect(Date.parse(scheduled.next_step_at)).toBeGreaterThanOrEqual(Date.parse('2026-04-02T09:00:00Z'));
+    expect(Date.parse(scheduled.next_step_at!)).toBeGreaterThanOrEqual(Date.parse('2026-04-02T09:00:00Z'));
 
-    t.clock.set(new Date(Date.parse(scheduled.next_step_at)));
+    t.clock.set(new Date(Date.parse(scheduled.next_step_at!)));
     await runDueDunningSteps(env); // the retry queues a charge on the card
     const afterRetry = await execution();
     expect(afterRetry.actions[1]).toMatchObject({ channel: 'retry_payment', outcome: 'succeeded' });
-    expect(afterRetry.actions[1].detail).toBe(
+    expect(afterRetry.actions[1]!.detail).toBe(
       'charge queued on the default payment method (step delay: 0 successful charges in 180 days, fewer than 10 to learn from)',
     );
     const firstArm = 'learned_hour';
 
     await failed(); // that charge failed too: a failure of the arm
-    let weights = (await ok(tenant, 'GET', '/v1/analytics/dunning/weights')).data;
+    let weights = await ok(tenant.http.GET('/v1/analytics/dunning/weights'));
     expect(weights.contexts).toHaveLength(1);
     expect(weights.contexts[0]).toMatchObject({
       key: 'unknown|1k_to_10k|card',
       context: { failure_code: 'unknown', amount_band: '1k_to_10k', method_type: 'card' },
     });
-    const first = weights.contexts[0].weights.find((w: { action: string }) => w.action === firstArm);
+    const first = weights.contexts[0]!.weights.find((w: { action: string }) => w.action === firstArm);
     // Beta(1, 1) and one failure: Beta(1, 2), expected reward 1/3.
     expect(first).toMatchObject({ attempts: 1, successes: 0, failures: 1, alpha: 1, beta: 2, expected_reward: 0.3333 });
     await failed(); // a second report of the same failure is not learned twice
-    expect((await ok(tenant, 'GET', '/v1/analytics/dunning/weights')).data.contexts[0].weights).toEqual(weights.contexts[0].weights);
+    expect((await ok(tenant.http.GET('/v1/analytics/dunning/weights'))).contexts[0]!.weights).toEqual(weights.contexts[0]!.weights);
 
-    t.clock.set(new Date(Date.parse((await execution()).next_step_at)));
+    t.clock.set(new Date(Date.parse((await execution()).next_step_at!)));
     await runDueDunningSteps(env); // the in-app notice at 48 h schedules the second retry, with the failure learned
     const second = await execution();
     // Now with an outcome to learn from, Thompson sampling draws the second retry's slot and says so.
     expect(second.next_step_reason).toMatch(
       /^retry (as_scheduled|learned_hour|morning|evening) at .*: Thompson sampling drew 0\.\d{3} for it, the highest \(0 of [01] such retries in unknown\|1k_to_10k\|card recovered the invoice; expected 0\.\d{3}\)/,
     );
-    t.clock.set(new Date(Math.max(Date.parse(second.next_step_at), t.clock.now().getTime() + HOUR)));
+    t.clock.set(new Date(Math.max(Date.parse(second.next_step_at!), t.clock.now().getTime() + HOUR)));
     await runDueDunningSteps(env); // the second retry
-    const secondArm = /\(retry (\w+) at/.exec((await execution()).actions[3].detail)![1];
-    await ok(tenant, 'POST', '/v1/payments/offline', { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 118000 });
-    weights = (await ok(tenant, 'GET', '/v1/analytics/dunning/weights')).data;
-    const byAction = Object.fromEntries(weights.contexts[0].weights.map((w: { action: string; successes: number; failures: number }) => [w.action, w]));
+    const secondArm = /\(retry (\w+) at/.exec((await execution()).actions[3]!.detail!)![1];
+    await ok(
+      tenant.http.POST('/v1/payments/offline', { body: { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 118000 } }),
+    );
+    weights = await ok(tenant.http.GET('/v1/analytics/dunning/weights'));
+    const byAction = Object.fromEntries(weights.contexts[0]!.weights.map((w: { action: string; successes: number; failures: number }) => [w.action, w]));
     const successes = Object.values(byAction).reduce((n: number, w) => n + (w as { successes: number }).successes, 0);
     const failures = Object.values(byAction).reduce((n: number, w) => n + (w as { failures: number }).failures, 0);
     expect([successes, failures]).toEqual([1, 1]);
     expect(byAction[secondArm!]!.successes).toBe(1);
-    expect(weights.contexts[0].updated_at).toMatch(/^2026-04-0\dT/);
+    expect(weights.contexts[0]!.updated_at).toMatch(/^2026-04-0\dT/);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gstinFor } from '../support/billing.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { dataOf as ok } from '../support/typed-api.js';
 import { emitEvent } from '../../src/platform/events/events.js';
 
 /**
@@ -12,12 +13,6 @@ import { emitEvent } from '../../src/platform/events/events.js';
 let t: TestKosh;
 const HOUR = 3_600_000;
 
-async function ok(tenant: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body;
-}
-
 async function advance(hours: number) {
   t.clock.set(new Date(t.clock.now().getTime() + hours * HOUR));
   await t.kosh.worker.drain();
@@ -25,25 +20,32 @@ async function advance(hours: number) {
 }
 
 /** A tenant whose default campaign (trigger `trigger`) is `steps`, with one customer and one ₹1,180.00 invoice due in an hour. */
-async function walledSetup(steps: { delay_hours: number; channel: string; is_payment_wall?: boolean }[], trigger = 'invoice_overdue') {
+async function walledSetup(
+  steps: { delay_hours: number; channel: 'email' | 'sms' | 'in_app' | 'retry_payment'; is_payment_wall?: boolean }[],
+  trigger: 'invoice_overdue' | 'payment_failed' = 'invoice_overdue',
+) {
   const tenant = await t.registerTenant({ gstin: gstinFor('29') }); // ₹1,000.00 + 18 % GST = ₹1,180.00
-  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Wall', is_default: true, trigger_event: trigger, exhausted_action: 'nothing' }))
-    .data;
-  for (const step of steps) await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);
-  const customer = (await ok(tenant, 'POST', '/v1/customers', { email: `walled-${campaign.id.slice(-6)}@dunning.test`, name: 'Walled' })).data;
-  const invoice = (
-    await ok(tenant, 'POST', '/v1/invoices', {
-      customer_id: customer.id,
-      currency: 'INR',
-      due_date: new Date(t.clock.now().getTime() + HOUR).toISOString(),
-      lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
-    })
-  ).data;
+  const campaign = await ok(
+    tenant.http.POST('/v1/dunning-campaigns', { body: { name: 'Wall', is_default: true, trigger_event: trigger, exhausted_action: 'nothing' } }),
+  );
+  for (const step of steps) await ok(tenant.http.POST('/v1/dunning-campaigns/{id}/steps', { path: { id: campaign.id }, body: step }));
+  const customer = await ok(tenant.http.POST('/v1/customers', { body: { email: `walled-${campaign.id.slice(-6)}@dunning.test`, name: 'Walled' } }));
+  const invoice = await ok(
+    tenant.http.POST('/v1/invoices', {
+      body: {
+        customer_id: customer.id,
+        currency: 'INR',
+        due_date: new Date(t.clock.now().getTime() + HOUR).toISOString(),
+        lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
+      },
+    }),
+  );
   return { tenant, customer, invoice };
 }
 
-const access = async (tenant: Tenant, customerId: string) => (await ok(tenant, 'GET', `/v1/customers/${customerId}/access`)).data;
-const executionOf = async (tenant: Tenant, invoiceId: string) => (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoiceId}`)).data[0];
+const access = (tenant: Tenant, customerId: string) => ok(tenant.http.GET('/v1/customers/{id}/access', { path: { id: customerId } }));
+const executionOf = async (tenant: Tenant, invoiceId: string) =>
+  (await ok(tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoiceId } })))[0]!;
 
 beforeAll(async () => {
   t = await startTestKosh();
@@ -66,11 +68,13 @@ describe('the payment wall after the campaign gives up', () => {
     await advance(24 * 7); // a week on, unpaid: still blocked
     expect((await access(tenant, customer.id)).blocked).toBe(true);
 
-    await ok(tenant, 'POST', '/v1/payments/offline', { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 118000 });
+    await ok(
+      tenant.http.POST('/v1/payments/offline', { body: { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 118000 } }),
+    );
     expect(await access(tenant, customer.id)).toEqual({ blocked: false, reason: null, invoice_ids: [], blocked_since: null });
     expect(await executionOf(tenant, invoice.id)).toMatchObject({ status: 'exhausted', payment_wall_active: false });
-    const lifted = (await ok(tenant, 'GET', '/v1/events?type=dunning.payment_wall_lifted')).data;
-    expect(lifted.map((e: { data: { object: { reason: string } } }) => e.data.object.reason)).toEqual(['recovered']);
+    const lifted = await ok(tenant.http.GET('/v1/events', { query: { type: 'dunning.payment_wall_lifted' } }));
+    expect(lifted.map((e) => e.data.object.reason)).toEqual(['recovered']);
   });
 
   it('comes down when the invoice is voided', async () => {
@@ -79,7 +83,7 @@ describe('the payment wall after the campaign gives up', () => {
     await advance(1);
     expect(await executionOf(tenant, invoice.id)).toMatchObject({ status: 'exhausted', payment_wall_active: true });
     expect((await access(tenant, customer.id)).blocked).toBe(true);
-    await ok(tenant, 'POST', `/v1/invoices/${invoice.id}/void`);
+    await ok(tenant.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } }));
     expect((await access(tenant, customer.id)).blocked).toBe(false);
   });
 

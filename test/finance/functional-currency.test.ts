@@ -12,7 +12,7 @@ const gstin = (base: string) => base + gstinCheckCharacter(base);
 const DAY = 86_400_000;
 
 type Line = { account_code: number; debit: number; credit: number; functional_debit: number | null; functional_credit: number | null };
-type Entry = { kind: string; currency: string; functional_currency: string; exchange_rate: string | null; lines: Line[] };
+type Entry = { kind: string; currency: string; functional_currency: string | null; exchange_rate: string | null; lines: Line[] };
 
 let t: TestKosh;
 let acme: Tenant;
@@ -25,13 +25,13 @@ const functionalNet = (entry: Entry, code: number) =>
   entry.lines.filter((l) => l.account_code === code).reduce((s, l) => s + (l.functional_debit ?? 0) - (l.functional_credit ?? 0), 0);
 
 async function journalOf(invoiceId: string): Promise<Entry[]> {
-  const res = await acme.api('GET', `/v1/invoices/${invoiceId}/journal-entries`);
+  const res = await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoiceId } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
 
 async function functionalTrialBalance() {
-  const res = await acme.api('GET', `/v1/ledger/trial-balance?entity_id=${entityId}&basis=functional`);
+  const res = await acme.http.GET('/v1/ledger/trial-balance', { query: { entity_id: entityId, basis: 'functional' } });
   expect(res.status, res.text).toBe(200);
   const tb = res.body.data;
   const balance = (code: number) => tb.accounts.find((a: { code: number }) => a.code === code)?.balance ?? 0;
@@ -41,15 +41,15 @@ async function functionalTrialBalance() {
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant({ gstin: gstin('29AAACA1234A1Z'), state_code: '29' });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-  maharashtra = (await acme.api('POST', '/v1/customers', { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') })).body.data.id;
-  abroad = (await acme.api('POST', '/v1/customers', { email: 'us@example.com', billing_address: { country: 'US' } })).body.data.id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+  maharashtra = (await acme.http.POST('/v1/customers', { body: { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') } })).body.data.id;
+  abroad = (await acme.http.POST('/v1/customers', { body: { email: 'us@example.com', billing_address: { country: 'US' } } })).body.data.id;
 });
 afterAll(() => t.close());
 
 describe('functional-currency books of an Indian entity', () => {
   it('keeps its books in INR', async () => {
-    const entity = await acme.api('GET', `/v1/entities/${entityId}`);
+    const entity = await acme.http.GET('/v1/entities/{id}', { path: { id: entityId } });
     expect(entity.body.data.functional_currency).toBe('INR');
   });
 
@@ -75,11 +75,13 @@ describe('functional-currency books of an Indian entity', () => {
 
   it('books a USD invoice, its credit note and a later receipt in rupees, with the realized gain', async () => {
     // $1,000.00 + IGST 18 % = $1,180.00 at ₹83.25: taxable ₹83,250.00, IGST ₹14,985.00, total ₹98,235.00.
-    const created = await acme.api('POST', '/v1/invoices', {
-      customer_id: maharashtra,
-      currency: 'USD',
-      exchange_rate: '83.25',
-      lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000 }],
+    const created = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id: maharashtra,
+        currency: 'USD',
+        exchange_rate: '83.25',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000 }],
+      },
     });
     expect(created.status, created.text).toBe(201);
     const invoice = created.body.data;
@@ -93,9 +95,11 @@ describe('functional-currency books of an Indian entity', () => {
 
     // A credit note of $118.00 gross: $100.00 + $18.00 IGST. At the invoice's rate 83.25:
     // ₹8,325.00 taxable, IGST 18 % of it ₹1,498.50, ₹9,823.50 in all.
-    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: maharashtra, invoice_id: invoice.id, amount: 11_800, reason: 'service credit' });
+    const note = await acme.http.POST('/v1/credit-notes', {
+      body: { customer_id: maharashtra, invoice_id: invoice.id, amount: 11_800, reason: 'service credit' },
+    });
     expect(note.status, note.text).toBe(201);
-    const read = await acme.api('GET', `/v1/credit-notes/${note.body.data.id}`);
+    const read = await acme.http.GET('/v1/credit-notes/{id}', { path: { id: note.body.data.id } });
     expect(read.body.data).toMatchObject({
       subtotal: 10_000,
       igst_amount: 1_800,
@@ -121,13 +125,15 @@ describe('functional-currency books of an Indian entity', () => {
     // receivable still carries ₹98,235.00 − ₹9,823.50 = ₹88,411.50, all of which leaves:
     // realized exchange gain ₹89,314.20 − ₹88,411.50 = ₹902.70.
     t.clock.advance(10 * DAY);
-    const paid = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: maharashtra,
-      invoice_id: invoice.id,
-      payment_type: 'bank_transfer',
-      amount: 106_200,
-      currency: 'USD',
-      exchange_rate: '84.10',
+    const paid = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: maharashtra,
+        invoice_id: invoice.id,
+        payment_type: 'bank_transfer',
+        amount: 106_200,
+        currency: 'USD',
+        exchange_rate: '84.10',
+      },
     });
     expect(paid.status, paid.text).toBe(201);
     expect(paid.body.data).toMatchObject({ exchange_rate: '84.1', exchange_rate_source: 'request', functional_amount: 8_931_420 });
@@ -155,27 +161,31 @@ describe('functional-currency books of an Indian entity', () => {
     expect(tb.total_debit).toBe(9_763_920);
     expect(tb.total_credit).toBe(9_763_920);
     // The dollar amounts stand beside: cash $1,062.00.
-    expect(tb.accounts.find((a: { code: number }) => a.code === 1000).transaction_balances).toEqual([{ currency: 'USD', balance: 106_200 }]);
+    expect(tb.accounts.find((a: { code: number }) => a.code === 1000)!.transaction_balances).toEqual([{ currency: 'USD', balance: 106_200 }]);
   });
 
   it('books the refund of a dollar payment at the rate of its day: a weaker dollar owes fewer rupees back', async () => {
     // The entity's table says ₹83.00 from now; an export of $100.00 under LUT (no IGST): ₹8,300.00.
-    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '83' })).status).toBe(200);
-    const created = await acme.api('POST', '/v1/invoices', {
-      customer_id: abroad,
-      currency: 'USD',
-      lines: [{ description: 'Consulting', quantity: 1, unit_amount: 10_000 }],
+    expect((await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entityId }, body: { currency: 'USD', rate: '83' } })).status).toBe(200);
+    const created = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id: abroad,
+        currency: 'USD',
+        lines: [{ description: 'Consulting', quantity: 1, unit_amount: 10_000 }],
+      },
     });
     expect(created.status, created.text).toBe(201);
     const invoice = created.body.data;
     expect(invoice).toMatchObject({ tax_type: 'export', total: 10_000, exchange_rate: '83', exchange_rate_source: 'entity_rate_table', inr_total: 830_000 });
     // Paid the same day at the table's ₹83.00: cash ₹8,300.00, no difference.
-    const paid = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: abroad,
-      invoice_id: invoice.id,
-      payment_type: 'bank_transfer',
-      amount: 10_000,
-      currency: 'USD',
+    const paid = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: abroad,
+        invoice_id: invoice.id,
+        payment_type: 'bank_transfer',
+        amount: 10_000,
+        currency: 'USD',
+      },
     });
     expect(paid.status, paid.text).toBe(201);
     expect(paid.body.data).toMatchObject({ exchange_rate: '83', exchange_rate_source: 'entity_rate_table', functional_amount: 830_000 });
@@ -184,12 +194,15 @@ describe('functional-currency books of an Indian entity', () => {
     // $50.00 × 83 = ₹4,150.00 (the invoice's rate), the money going out $50.00 × 82.50 = ₹4,125.00:
     // realized gain ₹25.00.
     t.clock.advance(7 * DAY);
-    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '82.5' })).status).toBe(200);
+    expect((await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entityId }, body: { currency: 'USD', rate: '82.5' } })).status).toBe(200);
     t.clock.advance(1000);
-    const refund = await acme.api('POST', `/v1/payments/${paid.body.data.id}/refunds`, { amount: 5_000, reason: 'requested_by_customer' });
+    const refund = await acme.http.POST('/v1/payments/{id}/refunds', {
+      path: { id: paid.body.data.id },
+      body: { amount: 5_000, reason: 'requested_by_customer' },
+    });
     expect(refund.status, refund.text).toBe(201);
-    const entries = await acme.api('GET', `/v1/ledger/journal-entries?kind=refund.created&entity_id=${entityId}`);
-    const refunded: Entry = entries.body.data.at(-1);
+    const entries = await acme.http.GET('/v1/ledger/journal-entries', { query: { kind: 'refund.created', entity_id: entityId } });
+    const refunded: Entry = entries.body.data.at(-1)!;
     expect(refunded.exchange_rate).toBe('82.5');
     expect(functionalNet(refunded, 2300)).toBe(415_000);
     expect(functionalNet(refunded, 2320)).toBe(-412_500);
@@ -202,7 +215,7 @@ describe('functional-currency books of an Indian entity', () => {
   });
 
   it('answers the journal entries and the GL export with functional amounts', async () => {
-    const res = await acme.api('GET', `/v1/ledger/export?entity_id=${entityId}`);
+    const res = await acme.http.GET('/v1/ledger/export', { query: { entity_id: entityId } });
     expect(res.status, res.text).toBe(200);
     const [header, ...rows] = res.text.trim().split('\n');
     expect(header).toMatch(/,functional_currency,exchange_rate,functional_debit,functional_credit$/);
@@ -211,7 +224,7 @@ describe('functional-currency books of an Indian entity', () => {
   });
 
   it('exports the entity to Tally in rupees, one voucher per entry, summing per ledger to the INR trial balance', async () => {
-    const res = await acme.api('GET', `/v1/accounting/export/tally?from=2026-04-01&to=2026-04-30&entity_id=${entityId}`);
+    const res = await acme.http.GET('/v1/accounting/export/tally', { query: { from: '2026-04-01', to: '2026-04-30', entity_id: entityId } });
     expect(res.status, res.text).toBe(200);
     const doc = new XMLParser({
       ignoreAttributes: false,

@@ -27,30 +27,32 @@ type Entry = { kind: string; reference_id: string; posted_at: string; lines: Lin
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant({ gstin: gstinFor('29') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
 });
 afterAll(() => t.close());
 
-async function grantTopUp(customer: string, body: Record<string, unknown>) {
-  const res = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', currency: 'INR', ...body });
+async function grantTopUp(customer: string, body: { amount: number; name?: string }) {
+  const res = await acme.http.POST('/v1/customers/{id}/credit-grants', { path: { id: customer }, body: { category: 'paid', currency: 'INR', ...body } });
   expect(res.status, res.text).toBe(201);
-  const topUp = (await acme.api('GET', `/v1/invoices/${res.body.data.invoice_id}`)).body.data;
+  const topUp = (await acme.http.GET('/v1/invoices/{id}', { path: { id: res.body.data.invoice_id! } })).body.data;
   return { grant: res.body.data, topUp };
 }
 
 async function payPart(customer: string, invoiceId: string, amount: number, currency = 'INR') {
-  const res = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: invoiceId, amount, currency, payment_type: 'bank_transfer' });
+  const res = await acme.http.POST('/v1/payments/offline', {
+    body: { customer_id: customer, invoice_id: invoiceId, amount, currency, payment_type: 'bank_transfer' },
+  });
   expect(res.status, res.text).toBe(201);
 }
 
 const vouchersOf = async (customer: string) =>
-  ((await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data as Record<string, unknown>[]).sort((a, b) =>
+  ((await acme.http.GET('/v1/advances', { query: { customer_id: customer } })).body.data as Record<string, unknown>[]).sort((a, b) =>
     String(a.receipt_voucher_number) < String(b.receipt_voucher_number) ? -1 : 1,
   );
 
 /** The entries of a kind referencing one of `ids`, each as account → debit − credit (and functional when asked). */
 async function entries(kind: string, ids: string[], functional = false) {
-  const list = (await acme.api('GET', `/v1/ledger/journal-entries?kind=${kind}&limit=1000`)).body.data as Entry[];
+  const list = (await acme.http.GET('/v1/ledger/journal-entries', { query: { kind, limit: 1000 } })).body.data as Entry[];
   return ids.map((id) => {
     const e = list.find((x) => x.reference_id === id);
     expect(e, `${kind} ${id}`).toBeDefined();
@@ -64,7 +66,7 @@ async function entries(kind: string, ids: string[], functional = false) {
 
 /** An account's balance tagged with an invoice (credit − debit). */
 async function tagged(invoiceId: string, code: number) {
-  const list = (await acme.api('GET', `/v1/invoices/${invoiceId}/journal-entries`)).body.data as Entry[];
+  const list = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoiceId } })).body.data as Entry[];
   return list.flatMap((e) => e.lines).reduce((s, l) => (l.account_code === code && l.invoice_id === invoiceId ? s + l.credit - l.debit : s), 0);
 }
 
@@ -85,7 +87,7 @@ describe('a top-up paid in parts', () => {
     expect(vouchers[0]).toMatchObject({ credit_grant_id: grant.id, amount: 50_000, subtotal: 42_372, cgst_amount: 3_814, sgst_amount: 3_814, igst_amount: 0 });
     expect(String(vouchers[0]!.received_at).slice(0, 7)).toBe('2026-04');
     expect(await entries('credit_grant.tax_on_receipt', [vouchers[0]!.id as string])).toEqual([{ 2330: 7_628, 2100: -3_814, 2110: -3_814 }]);
-    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({ status: 'pending' });
+    expect((await acme.http.GET('/v1/credit-grants/{id}', { path: { id: grant.id } })).body.data).toMatchObject({ status: 'pending' });
     expect(await tagged(topUp.id, 2330)).toBe(118_000 - 7_628);
     expect(await tagged(topUp.id, 1100)).toBe(-68_000);
 
@@ -102,7 +104,7 @@ describe('a top-up paid in parts', () => {
     expect(vouchers[1]).toMatchObject({ amount: 68_000, subtotal: 57_628, cgst_amount: 5_186, sgst_amount: 5_186 });
     expect(String(vouchers[1]!.received_at).slice(0, 7)).toBe('2026-05');
     expect(await entries('credit_grant.tax_on_receipt', [vouchers[1]!.id as string])).toEqual([{ 2330: 10_372, 2100: -5_186, 2110: -5_186 }]);
-    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({
+    expect((await acme.http.GET('/v1/credit-grants/{id}', { path: { id: grant.id } })).body.data).toMatchObject({
       status: 'active',
       amount: 100_000,
       remaining: 100_000,
@@ -132,10 +134,10 @@ describe('a top-up paid in parts', () => {
     expect(await tagged(topUp.id, 2330)).toBe(50_000);
 
     // GSTR-1 table 11A of April: the April part, ₹423.72 with ₹38.14 + ₹38.14.
-    const april = (await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026`)).body.data;
+    const april = (await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '042026' } })).body.data;
     expect(april.at).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 423.72, iamt: 0, camt: 38.14, samt: 38.14, csamt: 0 }] }]);
     // May: the April voucher adjusted in 11B.
-    const may = (await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=052026`)).body.data;
+    const may = (await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '052026' } })).body.data;
     expect(may.txpd).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 423.72, iamt: 0, camt: 38.14, samt: 38.14, csamt: 0 }] }]);
   });
 });
@@ -143,31 +145,37 @@ describe('a top-up paid in parts', () => {
 describe('a foreign-currency top-up', () => {
   it("values each part's voucher in rupees at the rate of its date of receipt; the difference to the top-up's rate is realized", async () => {
     const tenant = await t.registerTenant({ gstin: gstinFor('29') });
-    const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
-    expect((await tenant.api('PATCH', `/v1/entities/${entity}`, { lut: false })).status).toBe(200);
+    const entity = (await tenant.http.GET('/v1/entities')).body.data[0]!.id;
+    expect((await tenant.http.PATCH('/v1/entities/{id}', { path: { id: entity }, body: { lut: false } })).status).toBe(200);
     const abroad = await createCustomer(tenant, { billing_address: { country: 'US' } });
-    const rate = async (r: string) => expect((await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: r })).status).toBe(200);
+    const rate = async (r: string) =>
+      expect((await tenant.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entity }, body: { currency: 'USD', rate: r } })).status).toBe(200);
     await rate('83.25');
     // USD 100.00 of credit, an export without LUT: IGST 18 %, USD 118.00 asked at ₹83.25.
-    const created = await tenant.api('POST', `/v1/customers/${abroad}/credit-grants`, { category: 'paid', currency: 'USD', amount: 10_000 });
+    const created = await tenant.http.POST('/v1/customers/{id}/credit-grants', {
+      path: { id: abroad },
+      body: { category: 'paid', currency: 'USD', amount: 10_000 },
+    });
     expect(created.status, created.text).toBe(201);
     const topUp = created.body.data.invoice_id as string;
     const pay = async (amount: number) => {
-      const res = await tenant.api('POST', '/v1/payments/offline', {
-        customer_id: abroad,
-        invoice_id: topUp,
-        amount,
-        currency: 'USD',
-        payment_type: 'bank_transfer',
+      const res = await tenant.http.POST('/v1/payments/offline', {
+        body: {
+          customer_id: abroad,
+          invoice_id: topUp,
+          amount,
+          currency: 'USD',
+          payment_type: 'bank_transfer',
+        },
       });
       expect(res.status, res.text).toBe(201);
     };
     const vouchers = async () =>
-      ((await tenant.api('GET', `/v1/advances?customer_id=${abroad}`)).body.data as Record<string, unknown>[]).sort((a, b) =>
+      ((await tenant.http.GET('/v1/advances', { query: { customer_id: abroad } })).body.data as Record<string, unknown>[]).sort((a, b) =>
         String(a.receipt_voucher_number) < String(b.receipt_voucher_number) ? -1 : 1,
       );
     const functional = async (id: string) => {
-      const list = (await tenant.api('GET', `/v1/ledger/journal-entries?kind=credit_grant.tax_on_receipt&limit=100`)).body.data as Entry[];
+      const list = (await tenant.http.GET('/v1/ledger/journal-entries', { query: { kind: 'credit_grant.tax_on_receipt', limit: 100 } })).body.data as Entry[];
       const out: Record<number, number> = {};
       for (const l of list.find((e) => e.reference_id === id)!.lines)
         out[l.account_code] = (out[l.account_code] ?? 0) + (l.functional_debit ?? 0) - (l.functional_credit ?? 0);
@@ -190,7 +198,7 @@ describe('a foreign-currency top-up', () => {
     list = await vouchers();
     expect(list[1]).toMatchObject({ amount: 5_900, subtotal: 5_000, igst_amount: 900, exchange_rate: '90', inr_amount: 531_000, inr_igst_amount: 81_000 });
     expect(await functional(list[1]!.id as string)).toEqual({ 2330: 74_925, 2120: -81_000, 4300: 6_075 });
-    expect((await tenant.api('GET', `/v1/credit-grants/${created.body.data.id}`)).body.data).toMatchObject({
+    expect((await tenant.http.GET('/v1/credit-grants/{id}', { path: { id: created.body.data.id } })).body.data).toMatchObject({
       status: 'active',
       amount: 10_000,
       tax_amount: 1_800,
@@ -209,10 +217,12 @@ describe('numbering', () => {
     expect(after.number.replace(/\d+$/, '')).toBe(before.number.replace(/\d+$/, ''));
     // GSTR-1 table 13 lists no TU- series among invoices.
     const month = (
-      await acme.api(
-        'GET',
-        `/v1/gst/gstr1?entity_id=${entityId}&period=${new Date(t.clock.now().getTime() + 5.5 * 3_600_000).toISOString().slice(5, 7)}${t.clock.now().getUTCFullYear()}`,
-      )
+      await acme.http.GET('/v1/gst/gstr1', {
+        query: {
+          entity_id: entityId,
+          period: `${new Date(t.clock.now().getTime() + 5.5 * 3_600_000).toISOString().slice(5, 7)}${t.clock.now().getUTCFullYear()}`,
+        },
+      })
     ).body.data;
     expect(JSON.stringify(month.doc_issue)).not.toContain('TU-');
   });

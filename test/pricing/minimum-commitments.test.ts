@@ -34,17 +34,19 @@ type Line = {
 const trueUpOf = (invoice: { lines: Line[] }) => invoice.lines.find((l) => l.description.startsWith('Minimum commitment true-up'));
 
 async function usagePlan(tenant: Tenant) {
-  const m = await tenant.api('POST', '/v1/billable-metrics', { code: uid('calls'), name: 'API calls', aggregation: 'count' });
+  const m = await tenant.http.POST('/v1/billable-metrics', { body: { code: uid('calls'), name: 'API calls', aggregation: 'count' } });
   expect(m.status, m.text).toBe(201);
-  const res = await tenant.api('POST', '/v1/plans', {
-    name: 'Platform',
-    code: uid('platform'),
-    interval_unit: 'month',
-    hsn_code: '998314',
-    prices: [
-      { currency: 'INR', amount: 50_000 },
-      { currency: 'INR', billing_scheme: 'metered', metric_code: m.body.data.code, amount: 200 },
-    ],
+  const res = await tenant.http.POST('/v1/plans', {
+    body: {
+      name: 'Platform',
+      code: uid('platform'),
+      interval_unit: 'month',
+      hsn_code: '998314',
+      prices: [
+        { currency: 'INR', amount: 50_000 },
+        { currency: 'INR', billing_scheme: 'metered', metric_code: m.body.data.code, amount: 200 },
+      ],
+    },
   });
   expect(res.status, res.text).toBe(201);
   const prices = res.body.data.prices as { id: string; billing_scheme: string }[];
@@ -59,8 +61,10 @@ async function usagePlan(tenant: Tenant) {
 }
 
 async function calls(customer: string, count: number, at: string) {
-  const res = await acme.api('POST', '/v1/usage/events/batch', {
-    events: Array.from({ length: count }, () => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: metric, timestamp: at, properties: {} })),
+  const res = await acme.http.POST('/v1/usage/events/batch', {
+    body: {
+      events: Array.from({ length: count }, () => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: metric, timestamp: at, properties: {} })),
+    },
   });
   expect(res.body.data, res.text).toMatchObject({ accepted: count, rejected: [] });
 }
@@ -84,23 +88,25 @@ describe('minimum commitments', () => {
     expect(usd.status, usd.text).toBe(400);
     expect(usd.body.error.details[0].field).toBe('currency');
     // A price of another plan the subscription does not bill.
-    const foreignPlan = await acme.api('POST', '/v1/plans', { name: 'Other', code: uid('other'), interval_unit: 'month', amount: 1_000, currency: 'INR' });
-    const notBilled = await acme.api('PUT', `/v1/subscriptions/${sub.id}/minimum-commitment`, { amount: 1_000, price_id: foreignPlan.body.data.prices[0].id });
+    const foreignPlan = await acme.http.POST('/v1/plans', {
+      body: { name: 'Other', code: uid('other'), interval_unit: 'month', amount: 1_000, currency: 'INR' },
+    });
+    const notBilled = await acme.api('PUT', `/v1/subscriptions/${sub.id}/minimum-commitment`, { amount: 1_000, price_id: foreignPlan.body.data.prices[0]!.id });
     expect(notBilled.status, notBilled.text).toBe(400);
     expect(notBilled.body.error.details[0].field).toBe('price_id');
     const fractional = await acme.api('PUT', `/v1/subscriptions/${sub.id}/minimum-commitment`, { amount: 10.5 });
     expect(fractional.status, fractional.text).toBe(400);
     // Another tenant's subscription: the same 404 as a missing one.
-    const foreign = await other.api('PUT', `/v1/subscriptions/${sub.id}/minimum-commitment`, { amount: 1_000 });
+    const foreign = await other.http.PUT('/v1/subscriptions/{id}/minimum-commitment', { path: { id: sub.id }, body: { amount: 1_000 } });
     expect(foreign.status, foreign.text).toBe(404);
     // On the metered price: kept, and replacing keeps the start.
-    const onCalls = await acme.api('PUT', `/v1/subscriptions/${sub.id}/minimum-commitment`, { amount: 30_000, price_id: plan.calls });
+    const onCalls = await acme.http.PUT('/v1/subscriptions/{id}/minimum-commitment', { path: { id: sub.id }, body: { amount: 30_000, price_id: plan.calls } });
     expect(onCalls.status, onCalls.text).toBe(200);
     expect(onCalls.body.data.minimum_commitment).toEqual({ amount: 30_000, price_id: plan.calls, since: '2026-04-01T00:00:00.000Z' });
-    const removed = await acme.api('DELETE', `/v1/subscriptions/${sub.id}/minimum-commitment`);
+    const removed = await acme.http.DELETE('/v1/subscriptions/{id}/minimum-commitment', { path: { id: sub.id } });
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body.data.minimum_commitment).toBeNull();
-    const again = await acme.api('DELETE', `/v1/subscriptions/${sub.id}/minimum-commitment`);
+    const again = await acme.http.DELETE('/v1/subscriptions/{id}/minimum-commitment', { path: { id: sub.id } });
     expect(again.status, again.text).toBe(409);
     await retire(acme, sub.id);
   });
@@ -112,9 +118,9 @@ describe('minimum commitments', () => {
     await calls(short.customer_id, 100, '2026-04-10T00:00:00Z'); // 100 × 200 = 20 000
     await calls(above.customer_id, 800, '2026-04-10T00:00:00Z'); // 800 × 200 = 160 000
     // The upcoming invoice shows the true-up the renewal will add, on the usage so far.
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${short.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: short.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
-    expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([20_000, 50_000, 130_000]);
+    expect(upcoming.body.data.lines.map((l) => l.amount)).toEqual([20_000, 50_000, 130_000]);
     await travelTo(t, '2026-05-01T00:00:00Z');
 
     // Short: billed for April = fee 50 000 (April's invoice) + usage 20 000 = 70 000; true-up 200 000 − 70 000 = 130 000.
@@ -151,9 +157,9 @@ describe('minimum commitments', () => {
       minimum_commitment: { amount: 100_000, price_id: plan.calls },
     });
     await travelTo(t, '2026-05-11T00:00:00Z');
-    const set = await acme.api('PUT', `/v1/subscriptions/${partial.id}/minimum-commitment`, { amount: 200_000 });
+    const set = await acme.http.PUT('/v1/subscriptions/{id}/minimum-commitment', { path: { id: partial.id }, body: { amount: 200_000 } });
     expect(set.status, set.text).toBe(200);
-    expect(set.body.data.minimum_commitment.since).toBe('2026-05-11T00:00:00.000Z');
+    expect(set.body.data.minimum_commitment!.since).toBe('2026-05-11T00:00:00.000Z');
     await calls(perPrice.customer_id, 100, '2026-05-20T00:00:00Z'); // 20 000 on the calls price
     await travelTo(t, '2026-06-01T00:00:00Z');
 
@@ -175,7 +181,7 @@ describe('minimum commitments', () => {
   });
 
   it('counts billing after the coupon, and the coupon does not reduce the true-up', async () => {
-    const coupon = await acme.api('POST', '/v1/coupons', { code: uid('half'), percent_off: 50, duration: 'forever' });
+    const coupon = await acme.http.POST('/v1/coupons', { body: { code: uid('half'), percent_off: 50, duration: 'forever' } });
     expect(coupon.status, coupon.text).toBe(201);
     // 1 June → 1 July.
     const sub = await subscribe(acme, {
@@ -199,12 +205,12 @@ describe('minimum commitments', () => {
     const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id, minimum_commitment: { amount: 310_000 } });
     await calls(sub.customer_id, 10, '2026-07-05T00:00:00Z'); // 10 × 200 = 2 000
     await travelTo(t, '2026-07-11T00:00:00Z');
-    const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+    const res = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate: true } });
     expect(res.status, res.text).toBe(200);
     // Unused 21 of 31 days of the invoice's 59 000: 39 967.74 → 39 968 credited. The note reverses
     // each tax half pro rata: 4 500 × 39 968 ÷ 59 000 = 3 048.30 → 3 048, so its taxable part is
     // 39 968 − 2 × 3 048 = 33 872.
-    const note = await acme.api('GET', `/v1/credit-notes/${res.body.data.proration.credit_note_id}`);
+    const note = await acme.http.GET('/v1/credit-notes/{id}', { path: { id: res.body.data.proration!.credit_note_id! } });
     expect(note.body.data).toMatchObject({ amount: 39_968, subtotal: 33_872 });
     // Committed: 10 of 31 days: 310 000 × 10 ÷ 31 = 100 000. Billed: fee 50 000 − 33 872 credited + usage 2 000 = 18 128.
     // True-up 100 000 − 18 128 = 81 872, on the final invoice beside the usage.
@@ -217,20 +223,22 @@ describe('minimum commitments', () => {
   });
 
   it('is trued up by a test clock advance like any renewal, at the clock’s instants', async () => {
-    const clock = await acme.api('POST', '/v1/test-clocks', { frozen_time: '2026-01-01T00:00:00.000Z', name: 'Commitments' });
+    const clock = await acme.http.POST('/v1/test-clocks', { body: { frozen_time: '2026-01-01T00:00:00.000Z', name: 'Commitments' } });
     expect(clock.status, clock.text).toBe(201);
-    const customer = await acme.api('POST', '/v1/customers', {
-      email: `${uid('clock')}@customer.test`,
-      name: 'On a clock',
-      gstin: gstin('29BBBBB2222B1Z'),
-      test_clock_id: clock.body.data.id,
+    const customer = await acme.http.POST('/v1/customers', {
+      body: {
+        email: `${uid('clock')}@customer.test`,
+        name: 'On a clock',
+        gstin: gstin('29BBBBB2222B1Z'),
+        test_clock_id: clock.body.data.id,
+      },
     });
     expect(customer.status, customer.text).toBe(201);
     // January on the clock (31 days); ₹800 committed.
     const sub = await subscribe(acme, { customer_id: customer.body.data.id, plan_id: plan.id, minimum_commitment: { amount: 80_000 } });
     expect(sub.minimum_commitment.since).toBe('2026-01-01T00:00:00.000Z');
     await calls(customer.body.data.id, 20, '2026-01-15T00:00:00Z'); // 20 × 200 = 4 000
-    const advanced = await acme.api('POST', `/v1/test-clocks/${clock.body.data.id}/advance`, { to: '2026-03-01T00:00:00.000Z' });
+    const advanced = await acme.http.POST('/v1/test-clocks/{id}/advance', { path: { id: clock.body.data.id }, body: { to: '2026-03-01T00:00:00.000Z' } });
     expect(advanced.status, advanced.text).toBe(200);
     const invoices = await invoicesOf(acme, sub.id);
     // January: fee 50 000 + usage 4 000 = 54 000 → true-up 26 000 on the 1 February renewal.

@@ -86,3 +86,13 @@ export function typedApi(send: Send): TypedApi {
     };
   return { GET: call('GET'), POST: call('POST'), PUT: call('PUT'), PATCH: call('PATCH'), DELETE: call('DELETE') } as unknown as TypedApi;
 }
+
+/**
+ * The `data` of a 2xx answer, for set-up steps that must succeed: any other answer throws with its
+ * status and text. `const plan = await dataOf(acme.http.POST('/v1/plans', { body }));`
+ */
+export async function dataOf<B extends { data: unknown }>(request: Promise<{ status: number; text: string; body: B }>): Promise<B['data']> {
+  const res = await request;
+  if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
+  return res.body.data;
+}

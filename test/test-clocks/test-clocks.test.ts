@@ -17,11 +17,13 @@ let counter = 0;
 
 async function clockCustomer(clockId: string | null): Promise<string> {
   counter += 1;
-  const res = await tenant.api('POST', '/v1/customers', {
-    email: `clock-${counter}@customer.test`,
-    name: 'Customer',
-    gstin: gstin('29BBBBB2222B1Z'),
-    ...(clockId ? { test_clock_id: clockId } : {}),
+  const res = await tenant.http.POST('/v1/customers', {
+    body: {
+      email: `clock-${counter}@customer.test`,
+      name: 'Customer',
+      gstin: gstin('29BBBBB2222B1Z'),
+      ...(clockId ? { test_clock_id: clockId } : {}),
+    },
   });
   expect(res.status, res.text).toBe(201);
   expect(res.body.data.test_clock_id).toBe(clockId);
@@ -29,14 +31,14 @@ async function clockCustomer(clockId: string | null): Promise<string> {
 }
 
 async function newClock(frozen = FROZEN): Promise<string> {
-  const res = await tenant.api('POST', '/v1/test-clocks', { frozen_time: frozen, name: 'A year ahead' });
+  const res = await tenant.http.POST('/v1/test-clocks', { body: { frozen_time: frozen, name: 'A year ahead' } });
   expect(res.status, res.text).toBe(201);
   expect(res.body.data).toMatchObject({ object: 'test_clock', status: 'ready', frozen_time: frozen, customer_count: 0 });
   return res.body.data.id;
 }
 
 async function advance(clockId: string, to: string) {
-  const res = await tenant.api('POST', `/v1/test-clocks/${clockId}/advance`, { to });
+  const res = await tenant.http.POST('/v1/test-clocks/{id}/advance', { path: { id: clockId }, body: { to } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -90,19 +92,19 @@ describe('test clocks', () => {
         ['2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z'],
         ['2026-04-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z'],
       ]);
-      const after = (await tenant.api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+      const after = (await tenant.http.GET('/v1/subscriptions/{id}', { path: { id: sub.id } })).body.data;
       expect(after.current_period_start).toBe('2026-04-01T00:00:00.000Z');
       expect(after.current_period_end).toBe('2026-05-01T00:00:00.000Z');
 
       // The customer off the clock: still its one invoice and its period, untouched by the advance.
       expect(await invoicesOf(tenant, other.id)).toHaveLength(1);
-      expect((await tenant.api('GET', `/v1/subscriptions/${other.id}`)).body.data.current_period_end).toBe('2026-12-27T12:00:00.000Z');
+      expect((await tenant.http.GET('/v1/subscriptions/{id}', { path: { id: other.id } })).body.data.current_period_end).toBe('2026-12-27T12:00:00.000Z');
 
       // The events of the advance (and so their webhooks) carry the clock; created at the clock's instant.
-      const events = (await tenant.api('GET', `/v1/events?object_id=${invoices[1].id}`)).body.data;
+      const events = (await tenant.http.GET('/v1/events', { query: { object_id: invoices[1].id } })).body.data;
       const finalized = events.find((e: { type: string }) => e.type === 'invoice.finalized');
       expect(finalized).toMatchObject({ test_clock_id: clock, created_at: '2026-02-01T00:00:00.000Z' });
-      const readyEvents = (await tenant.api('GET', `/v1/events?type=test_clock.ready&object_id=${clock}`)).body.data;
+      const readyEvents = (await tenant.http.GET('/v1/events', { query: { type: 'test_clock.ready', object_id: clock } })).body.data;
       expect(readyEvents).toHaveLength(1);
     });
 
@@ -115,7 +117,7 @@ describe('test clocks', () => {
       expect(await invoicesOf(tenant, sub.id)).toHaveLength(0);
 
       await advance(clock, '2026-01-20T00:00:00.000Z');
-      const after = (await tenant.api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+      const after = (await tenant.http.GET('/v1/subscriptions/{id}', { path: { id: sub.id } })).body.data;
       expect(after).toMatchObject({ status: 'active', current_period_start: '2026-01-15T00:00:00.000Z', current_period_end: '2026-02-15T00:00:00.000Z' });
       const invoices = await invoicesOf(tenant, sub.id);
       expect(invoices).toHaveLength(1);
@@ -126,7 +128,9 @@ describe('test clocks', () => {
       const plan = await createPlan(tenant, { amount: 100_000, trial_days: 14 });
       const clock = await newClock();
       const customer = await clockCustomer(clock);
-      expect((await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_chargeDeclined' })).status).toBe(201);
+      expect((await tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_chargeDeclined' } })).status).toBe(
+        201,
+      );
       const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, collection_method: 'charge_automatically' });
 
       // 15 January: the trial ends, the ₹1,180 invoice is charged and declined; the default campaign
@@ -134,7 +138,7 @@ describe('test clocks', () => {
       await advance(clock, '2026-01-17T00:00:00.000Z');
       const [invoice] = await invoicesOf(tenant, sub.id);
       expect(invoice).toMatchObject({ total: 118_000, status: 'open', amount_due: 118_000, last_payment_error: { code: 'card_declined' } });
-      const run = (await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data[0];
+      const run = (await tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } })).body.data[0]!;
       expect(run).toMatchObject({ status: 'active', steps_done: 2, started_at: '2026-01-15T00:00:00.000Z' });
       const channels = run.actions.map((a: { channel: string; executed_at: string }) => [a.channel, a.executed_at]);
       expect(channels).toEqual([
@@ -155,20 +159,25 @@ describe('test clocks', () => {
       const expiresAt = '2026-12-10T00:00:00.000Z';
       const setUp = async (customer: string) => {
         const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id });
-        const note = await tenant.api('POST', '/v1/credit-notes', {
-          customer_id: customer,
-          amount: 11_800,
-          tax_reversal: false,
-          reason: 'goodwill',
-          expires_at: expiresAt,
+        const note = await tenant.http.POST('/v1/credit-notes', {
+          body: {
+            customer_id: customer,
+            amount: 11_800,
+            tax_reversal: false,
+            reason: 'goodwill',
+            expires_at: expiresAt,
+          },
         });
         expect(note.status, note.text).toBe(201);
         expect(note.body.data.status).toBe('issued');
-        const grant = await tenant.api('POST', `/v1/customers/${customer}/credit-grants`, {
-          amount: 5_000,
-          currency: 'INR',
-          category: 'promotional',
-          expires_at: expiresAt,
+        const grant = await tenant.http.POST('/v1/customers/{id}/credit-grants', {
+          path: { id: customer },
+          body: {
+            amount: 5_000,
+            currency: 'INR',
+            category: 'promotional',
+            expires_at: expiresAt,
+          },
         });
         expect(grant.status, grant.text).toBe(201);
         const [invoice] = await invoicesOf(tenant, sub.id);
@@ -177,15 +186,15 @@ describe('test clocks', () => {
       const on = await setUp(onClock);
       const off = await setUp(offClock);
       const statuses = async (of: { note: string; grant: string; invoice: string }, customer: string) => {
-        const note = (await tenant.api('GET', `/v1/credit-notes/${of.note}`)).body.data.status;
-        const grants = (await tenant.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+        const note = (await tenant.http.GET('/v1/credit-notes/{id}', { path: { id: of.note } })).body.data.status;
+        const grants = (await tenant.http.GET('/v1/customers/{id}/credit-grants', { path: { id: customer } })).body.data;
         const schedule = await t.database.db
           .selectFrom('revenue_schedules')
           .select(['recognized_days'])
           .where('tenant_id', '=', tenant.tenantId)
           .where('invoice_id', '=', of.invoice)
           .executeTakeFirstOrThrow();
-        return { note, grant: grants.find((g: { id: string }) => g.id === of.grant).status, recognized_days: Number(schedule.recognized_days) };
+        return { note, grant: grants.find((g: { id: string }) => g.id === of.grant)!.status, recognized_days: Number(schedule.recognized_days) };
       };
       expect(await statuses(on, onClock)).toEqual({ note: 'issued', grant: 'active', recognized_days: 0 });
 
@@ -205,7 +214,7 @@ describe('test clocks', () => {
         // Then to 15 December, as the real worker did for the other customer.
         await advance(clock, '2026-12-15T00:00:00.000Z');
         expect(await statuses(on, onClock)).toEqual({ note: 'expired', grant: 'expired', recognized_days: 17 });
-        const expired = (await tenant.api('GET', `/v1/events?type=credit_note.expired&object_id=${on.note}`)).body.data;
+        const expired = (await tenant.http.GET('/v1/events', { query: { type: 'credit_note.expired', object_id: on.note } })).body.data;
         expect(expired).toHaveLength(1);
         expect(expired[0]).toMatchObject({ test_clock_id: clock });
       } finally {
@@ -217,13 +226,15 @@ describe('test clocks', () => {
   describe('actions on a clock customer', () => {
     it('prorates an add-on from the clock’s time, ten days in, not from the real time (preview and change alike)', async () => {
       const plan = await createPlan(tenant, { amount: 100_000 });
-      const addOn = await tenant.api('POST', '/v1/plans', {
-        name: 'Priority support',
-        code: `support-clock-${counter}`,
-        interval_unit: 'month',
-        amount: 20_000,
-        currency: 'INR',
-        hsn_code: '998315',
+      const addOn = await tenant.http.POST('/v1/plans', {
+        body: {
+          name: 'Priority support',
+          code: `support-clock-${counter}`,
+          interval_unit: 'month',
+          amount: 20_000,
+          currency: 'INR',
+          hsn_code: '998315',
+        },
       });
       expect(addOn.status, addOn.text).toBe(201);
       const clock = await newClock();
@@ -251,11 +262,11 @@ describe('test clocks', () => {
         credit_capped: false,
         new_charge: 108_386,
       };
-      const body = { price_id: addOn.body.data.prices[0].id, quantity: 3 };
-      const preview = await tenant.api('POST', `/v1/subscriptions/${sub.id}/items`, { ...body, preview: true });
+      const body = { price_id: addOn.body.data.prices[0]!.id, quantity: 3 };
+      const preview = await tenant.http.POST('/v1/subscriptions/{id}/items', { path: { id: sub.id }, body: { ...body, preview: true } });
       expect(preview.status, preview.text).toBe(200);
       expect(preview.body.data).toMatchObject({ preview: true, proration });
-      const added = await tenant.api('POST', `/v1/subscriptions/${sub.id}/items`, body);
+      const added = await tenant.http.POST('/v1/subscriptions/{id}/items', { path: { id: sub.id }, body });
       expect(added.status, added.text).toBe(200);
       expect(added.body.data.proration).toEqual(proration);
       expect(added.body.data.item.created_at).toBe('2026-01-11T00:00:00.000Z');
@@ -272,12 +283,18 @@ describe('test clocks', () => {
 
       // Removing it at the clock's 21 January (11 of 31 days left) credits the update invoice's unused part from then.
       await advance(clock, '2026-01-21T00:00:00.000Z');
-      const removed = await tenant.api('DELETE', `/v1/subscriptions/${sub.id}/items/${added.body.data.item.id}?preview=true`);
+      const removed = await tenant.http.DELETE('/v1/subscriptions/{id}/items/{item_id}', {
+        path: { id: sub.id, item_id: added.body.data.item.id! },
+        query: { preview: 'true' },
+      });
       expect(removed.status, removed.text).toBe(200);
       expect(removed.body.data.proration).toMatchObject({ changed_at: '2026-01-21T00:00:00.000Z', remaining_days: 11, period_days: 31 });
 
       // A one-off charge for the clock customer is recorded at the clock's time too.
-      const charge = await tenant.api('POST', `/v1/customers/${customer}/pending-charges`, { description: 'Workshop', amount: 50_000, hsn_code: '998313' });
+      const charge = await tenant.http.POST('/v1/customers/{id}/pending-charges', {
+        path: { id: customer },
+        body: { description: 'Workshop', amount: 50_000, hsn_code: '998313' },
+      });
       expect(charge.status, charge.text).toBe(201);
       expect(charge.body.data.created_at).toBe('2026-01-21T00:00:00.000Z');
     });
@@ -293,17 +310,17 @@ describe('test clocks', () => {
       await pay(tenant, first);
 
       // The real time is 27 November; the pause happens at the clock's 10 March.
-      const paused = await tenant.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+      const paused = await tenant.http.POST('/v1/subscriptions/{id}/pause', { path: { id: sub.id } });
       expect(paused.status, paused.text).toBe(200);
       expect(paused.body.data).toMatchObject({ status: 'paused', paused_at: '2026-03-10T00:00:00.000Z', updated_at: '2026-03-10T00:00:00.000Z' });
-      const pausedEvents = (await tenant.api('GET', `/v1/events?type=subscription.paused&object_id=${sub.id}`)).body.data;
+      const pausedEvents = (await tenant.http.GET('/v1/events', { query: { type: 'subscription.paused', object_id: sub.id } })).body.data;
       expect(pausedEvents.map((e: { created_at: string }) => e.created_at)).toEqual(['2026-03-10T00:00:00.000Z']);
 
       // Paused, the period that ended on 10 April is not renewed; resumed at the clock's 1 May, a new
       // month starts then (1 May → 1 June) and is invoiced at once: ₹1,000 + 9 % + 9 % = ₹1,180.
       await advance(clock, '2026-05-01T00:00:00.000Z');
       expect(await invoicesOf(tenant, sub.id)).toHaveLength(1);
-      const resumed = await tenant.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+      const resumed = await tenant.http.POST('/v1/subscriptions/{id}/resume', { path: { id: sub.id } });
       expect(resumed.status, resumed.text).toBe(200);
       expect(resumed.body.data).toMatchObject({
         status: 'active',
@@ -318,10 +335,10 @@ describe('test clocks', () => {
 
       // Cancelled at period end and reactivated at the clock's 1 May, before that period ends on 1 June
       // (by the real time, 27 November, it would have ended: 409 period_ended).
-      const scheduled = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
+      const scheduled = await tenant.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: true } });
       expect(scheduled.status, scheduled.text).toBe(200);
       expect(scheduled.body.data).toMatchObject({ cancel_at_period_end: true, canceled_at: '2026-05-01T00:00:00.000Z' });
-      const reactivated = await tenant.api('POST', `/v1/subscriptions/${sub.id}/reactivate`);
+      const reactivated = await tenant.http.POST('/v1/subscriptions/{id}/reactivate', { path: { id: sub.id } });
       expect(reactivated.status, reactivated.text).toBe(200);
       expect(reactivated.body.data).toMatchObject({ status: 'active', cancel_at_period_end: false, canceled_at: null, updated_at: '2026-05-01T00:00:00.000Z' });
     });
@@ -337,11 +354,11 @@ describe('test clocks', () => {
       await pay(tenant, first);
       await advance(clock, '2026-01-11T00:00:00.000Z');
       // 21 of 31 days unused: 118 000 × 21 / 31 = 79 935.48 → 79 935 credited.
-      const body = { at_period_end: false, prorate: true, reason: 'unused' };
-      const preview = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { ...body, preview: true });
+      const body = { at_period_end: false, prorate: true, reason: 'unused' } as const;
+      const preview = await tenant.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { ...body, preview: true } });
       expect(preview.status, preview.text).toBe(200);
       expect(preview.body.data.proration).toMatchObject({ remaining_days: 21, period_days: 31, unused_credit: 79_935 });
-      const done = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, body);
+      const done = await tenant.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body });
       expect(done.status, done.text).toBe(200);
       expect(done.body.data).toMatchObject({ status: 'canceled', canceled_at: '2026-01-11T00:00:00.000Z', ended_at: '2026-01-11T00:00:00.000Z' });
       expect(done.body.data.proration).toMatchObject({ remaining_days: 21, unused_credit: 79_935 });
@@ -354,13 +371,13 @@ describe('test clocks', () => {
       const back = await tenant.api('POST', `/v1/test-clocks/${clock}/advance`, { to: '2025-12-01T00:00:00Z' });
       expect(back.status).toBe(400);
       const missing = '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77';
-      expect((await tenant.api('POST', '/v1/customers', { email: 'nobody@customer.test', test_clock_id: missing })).status).toBe(404);
-      expect((await tenant.api('GET', `/v1/test-clocks/${missing}`)).status).toBe(404);
-      const list = await tenant.api('GET', '/v1/test-clocks?limit=100');
+      expect((await tenant.http.POST('/v1/customers', { body: { email: 'nobody@customer.test', test_clock_id: missing } })).status).toBe(404);
+      expect((await tenant.http.GET('/v1/test-clocks/{id}', { path: { id: missing } })).status).toBe(404);
+      const list = await tenant.http.GET('/v1/test-clocks', { query: { limit: 100 } });
       expect(list.body.data.some((c: { id: string }) => c.id === clock)).toBe(true);
-      const deleted = await tenant.api('DELETE', `/v1/test-clocks/${clock}`);
+      const deleted = await tenant.http.DELETE('/v1/test-clocks/{id}', { path: { id: clock } });
       expect(deleted.body.data).toEqual({ id: clock, object: 'test_clock', deleted: true });
-      expect((await tenant.api('GET', `/v1/test-clocks/${clock}`)).status).toBe(404);
+      expect((await tenant.http.GET('/v1/test-clocks/{id}', { path: { id: clock } })).status).toBe(404);
     });
 
     it('refuses a second advance (and a delete) with 409 while one runs', async () => {
@@ -373,10 +390,10 @@ describe('test clocks', () => {
         .set({ status: 'advancing', advancing_to: new Date('2026-06-01T00:00:00Z') })
         .where('id', '=', clock)
         .execute();
-      const second = await tenant.api('POST', `/v1/test-clocks/${clock}/advance`, { to: '2026-07-01T00:00:00Z' });
+      const second = await tenant.http.POST('/v1/test-clocks/{id}/advance', { path: { id: clock }, body: { to: '2026-07-01T00:00:00Z' } });
       expect(second.status).toBe(409);
-      expect(second.body.error.reason).toBe('test_clock_advancing');
-      expect((await tenant.api('DELETE', `/v1/test-clocks/${clock}`)).status).toBe(409);
+      expect(second.error!.reason).toBe('test_clock_advancing');
+      expect((await tenant.http.DELETE('/v1/test-clocks/{id}', { path: { id: clock } })).status).toBe(409);
       // Once it is over (here: failed part-way), advancing again resumes from the clock's time.
       await t.database.db.updateTable('test_clocks').set({ status: 'internal_failure', advancing_to: null }).where('id', '=', clock).execute();
       expect((await advance(clock, '2026-02-01T00:00:00.000Z')).status).toBe('ready');

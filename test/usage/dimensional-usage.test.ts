@@ -5,6 +5,7 @@
  * billed at the default with one. Figures worked by hand in each test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { operations } from '../../clients/typescript/src/schema.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, invoicesOf, karnatakaTenant, subscribe, travelTo } from '../subscriptions/helpers.js';
 
@@ -20,13 +21,17 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+type PlanPrice = NonNullable<operations['createPlan']['requestBody']['content']['application/json']['prices']>[number];
+
 async function tokensMetric(): Promise<{ id: string; code: string; dimensions: string[] }> {
-  const res = await acme.api('POST', '/v1/billable-metrics', {
-    code: uid('llm_tokens'),
-    name: 'LLM tokens',
-    aggregation: 'sum',
-    field: 'tokens',
-    dimensions: ['model', 'direction'],
+  const res = await acme.http.POST('/v1/billable-metrics', {
+    body: {
+      code: uid('llm_tokens'),
+      name: 'LLM tokens',
+      aggregation: 'sum',
+      field: 'tokens',
+      dimensions: ['model', 'direction'],
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
@@ -38,21 +43,25 @@ const gpt4 = [
   { match: { model: 'gpt-4', direction: 'output' }, unit_amount: 150, package_size: 1000 },
 ];
 
-async function usagePlan(metricCode: string, price: Record<string, unknown>) {
-  const res = await acme.api('POST', '/v1/plans', {
-    name: 'LLM',
-    code: uid('llm'),
-    interval: 'month',
-    hsn_code: '998315',
-    prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: metricCode, ...price }],
+async function usagePlan(metricCode: string, price: Omit<PlanPrice, 'currency'>) {
+  const res = await acme.http.POST('/v1/plans', {
+    body: {
+      name: 'LLM',
+      code: uid('llm'),
+      interval: 'month',
+      hsn_code: '998315',
+      prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: metricCode, ...price }],
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
 
 async function send(customer: string, metricCode: string, events: [string, Record<string, unknown>][]) {
-  const res = await acme.api('POST', '/v1/usage/events/batch', {
-    events: events.map(([timestamp, properties]) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: metricCode, timestamp, properties })),
+  const res = await acme.http.POST('/v1/usage/events/batch', {
+    body: {
+      events: events.map(([timestamp, properties]) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: metricCode, timestamp, properties })),
+    },
   });
   expect(res.body.data, res.text).toMatchObject({ accepted: events.length, rejected: [] });
 }
@@ -63,8 +72,8 @@ describe('dimensional usage', () => {
   it('shows the metric dimensions and the price dimension_prices; refuses malformed ones', async () => {
     const m = await tokensMetric();
     expect(m.dimensions).toEqual(['model', 'direction']);
-    expect((await acme.api('GET', `/v1/billable-metrics/${m.id}`)).body.data.dimensions).toEqual(['model', 'direction']);
-    const plain = await acme.api('POST', '/v1/billable-metrics', { code: uid('calls'), name: 'Calls', aggregation: 'count' });
+    expect((await acme.http.GET('/v1/billable-metrics/{id}', { path: { id: m.id } })).body.data.dimensions).toEqual(['model', 'direction']);
+    const plain = await acme.http.POST('/v1/billable-metrics', { body: { code: uid('calls'), name: 'Calls', aggregation: 'count' } });
     expect(plain.body.data.dimensions).toEqual([]);
     const repeated = await acme.api('POST', '/v1/billable-metrics', { code: uid('x'), name: 'X', aggregation: 'count', dimensions: ['model', 'model'] });
     expect(repeated.status).toBe(400);
@@ -78,8 +87,8 @@ describe('dimensional usage', () => {
         { match: { model: 'gpt-4', direction: 'output' }, unit_amount: 150, package_size: 1000, tiers_mode: null, tiers: null },
       ],
     });
-    const listed = await acme.api('GET', `/v1/plans?q=${p.code}`);
-    expect(listed.body.data[0].prices[0].dimension_prices).toHaveLength(2);
+    const listed = await acme.http.GET('/v1/plans', { query: { q: p.code } });
+    expect(listed.body.data[0]!.prices[0]!.dimension_prices).toHaveLength(2);
 
     const bad = async (price: Record<string, unknown>) => {
       const res = await acme.api('POST', '/v1/plans', { name: 'Bad', code: uid('bad'), interval: 'month', prices: [{ currency: 'INR', ...price }] });
@@ -112,7 +121,7 @@ describe('dimensional usage', () => {
     ]);
 
     t.clock.set('2031-02-20T00:00:00Z');
-    const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    const usage = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
     expect(usage.status, usage.text).toBe(200);
     // input: 1 000 000 tokens = 1 000 packages × 50 = 50 000 paise (₹500);
     // output: 200 000 tokens = 200 packages × 150 = 30 000 paise (₹300); gpt-3.5: 10 000 tokens, unpriced.
@@ -130,7 +139,7 @@ describe('dimensional usage', () => {
       },
     ]);
 
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
     await travelTo(t, '2031-03-01T00:00:00Z');
     const invoices = await invoicesOf(acme, sub.id);
@@ -156,7 +165,7 @@ describe('dimensional usage', () => {
     expect(upcoming.body.data.total).toBe(94_400);
 
     // The new period holds only the event at its first instant.
-    const next = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    const next = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
     expect(next.body.data.metrics[0]).toMatchObject({ quantity: 999_000, amount: 49_950, unpriced_quantity: 0 });
   });
 
@@ -190,7 +199,7 @@ describe('dimensional usage', () => {
     ]);
 
     t.clock.set('2031-04-20T00:00:00Z');
-    const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    const usage = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
     // gpt-3.5: 10 packages × 20 = 200; gpt-4 without direction: 5 × 20 = 100; gpt-4o: 1 000 free + 500 × 1 = 500.
     expect(usage.body.data.metrics).toEqual([
       {
@@ -243,7 +252,7 @@ describe('dimensional usage', () => {
       );
 
       // A metric without dimensions: every match key is refused.
-      const calls = await acme.api('POST', '/v1/billable-metrics', { code: uid('calls'), name: 'Calls', aggregation: 'count' });
+      const calls = await acme.http.POST('/v1/billable-metrics', { body: { code: uid('calls'), name: 'Calls', aggregation: 'count' } });
       const flat = await acme.api('POST', '/v1/plans', {
         name: 'Calls',
         code: uid('calls'),
@@ -267,8 +276,8 @@ describe('dimensional usage', () => {
       expect(added.body.error.details).toEqual([
         { field: 'dimension_prices.0.match.tier', message: `is not a dimension of metric ${m.code} (its dimensions are model, direction)` },
       ]);
-      const after = await acme.api('GET', `/v1/plans/${p.id}`);
-      expect(after.body.data.prices.map((x: { id: string; active: boolean }) => [x.id, x.active])).toEqual([[p.prices[0].id, true]]);
+      const after = await acme.http.GET('/v1/plans/{id}', { path: { id: p.id } });
+      expect(after.body.data.prices.map((x: { id: string; active: boolean }) => [x.id, x.active])).toEqual([[p.prices[0]!.id, true]]);
     });
 
     it("accepts events whose properties go beyond the metric's dimensions: the extra ones do not split a combination", async () => {
@@ -282,12 +291,12 @@ describe('dimensional usage', () => {
         ['2031-06-04T00:00:00Z', { model: 'gpt-4', direction: 'input', region: 'us', tokens: 700_000 }],
       ]);
       t.clock.set('2031-06-10T00:00:00Z');
-      const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+      const usage = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
       // One combination, regions merged: 1 000 000 tokens = 1 000 packages × 50 paise = 50 000.
-      expect(usage.body.data.metrics[0].dimensions).toEqual([
+      expect(usage.body.data.metrics[0]!.dimensions).toEqual([
         { dimensions: { model: 'gpt-4', direction: 'input' }, quantity: 1_000_000, amount: 50_000, priced: true },
       ]);
-      await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+      await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } });
     });
   });
 });

@@ -23,12 +23,12 @@ afterAll(() => t.close());
 
 async function metric(tenant: Tenant, aggregation: 'count' | 'sum' = 'sum'): Promise<string> {
   const code = uid('m');
-  const res = await tenant.api('POST', '/v1/billable-metrics', { code, name: 'Metric', aggregation, ...(aggregation === 'sum' ? { field: 'n' } : {}) });
+  const res = await tenant.http.POST('/v1/billable-metrics', { body: { code, name: 'Metric', aggregation, ...(aggregation === 'sum' ? { field: 'n' } : {}) } });
   expect(res.status, res.text).toBe(201);
   return code;
 }
 
-const batch = (tenant: Tenant, events: unknown[]) => tenant.api('POST', '/v1/usage/events/batch', { events });
+const batch = (tenant: Tenant, events: Record<string, unknown>[]) => tenant.http.POST('/v1/usage/events/batch', { body: { events } });
 
 /** The customer's stored events: how many, and the sum of their values. */
 async function storedSum(tenantId: string, customer: string): Promise<{ rows: number; sum: number }> {
@@ -38,15 +38,15 @@ async function storedSum(tenantId: string, customer: string): Promise<{ rows: nu
 }
 
 async function alert(customer: string, code: string, threshold: number) {
-  const res = await acme.api('POST', '/v1/alerts', { customer_id: customer, type: 'usage_threshold', metric_code: code, threshold });
+  const res = await acme.http.POST('/v1/alerts', { body: { customer_id: customer, type: 'usage_threshold', metric_code: code, threshold } });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id as string;
 }
 
 async function triggersOf(alertId: string): Promise<{ rows: number; events: number }> {
   const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM alert_triggers WHERE alert_id = ${alertId}`.execute(t.database.db);
-  const events = await acme.api('GET', '/v1/events?type=alert.triggered&limit=100');
-  return { rows: rows.rows[0]!.n, events: events.body.data.filter((e: { data: { object: { id: string } } }) => e.data.object.id === alertId).length };
+  const events = await acme.http.GET('/v1/events', { query: { type: 'alert.triggered', limit: 100 } });
+  return { rows: rows.rows[0]!.n, events: events.body.data.filter((e) => e.data.object.id === alertId).length };
 }
 
 describe('batched usage ingestion', () => {

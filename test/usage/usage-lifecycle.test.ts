@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { operations } from '../../clients/typescript/src/schema.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, getSubscription, invoicesOf, karnatakaTenant, subscribe, travelTo } from '../subscriptions/helpers.js';
 
@@ -17,14 +18,16 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+type PlanPrice = NonNullable<operations['createPlan']['requestBody']['content']['application/json']['prices']>[number];
+
 async function metric() {
-  const res = await acme.api('POST', '/v1/billable-metrics', { name: 'Calls', code: uid('calls'), aggregation: 'count' });
+  const res = await acme.http.POST('/v1/billable-metrics', { body: { name: 'Calls', code: uid('calls'), aggregation: 'count' } });
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; code: string };
 }
 
-async function plan(prices: unknown[]) {
-  const res = await acme.api('POST', '/v1/plans', { name: 'Usage plan', code: uid('plan'), interval: 'month', hsn_code: '998314', prices });
+async function plan(prices: PlanPrice[]) {
+  const res = await acme.http.POST('/v1/plans', { body: { name: 'Usage plan', code: uid('plan'), interval: 'month', hsn_code: '998314', prices } });
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; code: string };
 }
@@ -40,14 +43,14 @@ async function meteredPlan(unit = 10) {
 }
 
 async function calls(customer: string, code: string, timestamps: string[]) {
-  const res = await acme.api('POST', '/v1/usage/events/batch', {
-    events: timestamps.map((timestamp) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: code, timestamp })),
+  const res = await acme.http.POST('/v1/usage/events/batch', {
+    body: { events: timestamps.map((timestamp) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: code, timestamp })) },
   });
   expect(res.status, res.text).toBe(202);
   expect(res.body.data.rejected).toEqual([]);
 }
 
-type Line = { amount: number; quantity: number; period_start: string; period_end: string };
+type Line = { amount: number; quantity: number; period_start: string | null; period_end: string | null };
 
 describe('the final usage of an ending subscription is billed', () => {
   it('cancel_at_period_end: the run ends it with a final invoice of the last period’s usage, no next fee', async () => {
@@ -57,11 +60,11 @@ describe('the final usage of an ending subscription is billed', () => {
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
     await calls(customer, m.code, ['2032-02-03T00:00:00Z', '2032-02-10T00:00:00Z', '2032-02-28T23:00:00Z', '2032-03-01T00:00:00Z']);
     t.clock.set('2032-02-15T00:00:00Z');
-    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
+    const cancel = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: true } });
     expect(cancel.status, cancel.text).toBe(200);
 
     // The upcoming invoice previews that final invoice (usage so far, no fee).
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
     expect(upcoming.body.data.billing_reason).toBe('subscription_final');
     expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([30]);
@@ -90,7 +93,7 @@ describe('the final usage of an ending subscription is billed', () => {
     const { plan: p } = await meteredPlan();
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
-    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true })).status).toBe(200);
+    expect((await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: true } })).status).toBe(200);
     await travelTo(t, '2032-06-01T00:00:00Z');
     expect((await getSubscription(acme, sub.id)).status).toBe('canceled');
     expect((await invoicesOf(acme, sub.id)).map((i) => i.billing_reason)).toEqual(['subscription_create']);
@@ -104,7 +107,7 @@ describe('the final usage of an ending subscription is billed', () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
       await calls(customer, m.code, ['2032-07-02T00:00:00Z', '2032-07-05T00:00:00Z']);
       t.clock.set('2032-07-10T00:00:00Z');
-      const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate });
+      const cancel = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate } });
       expect(cancel.status, cancel.text).toBe(200);
       expect(cancel.body.data.status).toBe('canceled');
       const invoices = await invoicesOf(acme, sub.id);
@@ -128,7 +131,7 @@ describe('the final usage of an ending subscription is billed', () => {
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id, trial_days: 14 });
     await calls(customer, m.code, ['2032-09-02T00:00:00Z']);
     t.clock.set('2032-09-05T00:00:00Z');
-    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false })).status).toBe(200);
+    expect((await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } })).status).toBe(200);
     expect(await invoicesOf(acme, sub.id)).toHaveLength(0);
   });
 });
@@ -148,14 +151,14 @@ describe('one metric is metered by one subscription per customer', () => {
     const sub = await subscribe(acme, { customer_id: customer, plan_id: first.id });
 
     for (const planId of [first.id, same.id]) {
-      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: planId });
+      const res = await acme.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: planId } });
       expect(res.status, res.text).toBe(409);
-      expect(res.body.error.reason).toBe('metric_already_metered');
-      expect(res.body.error.message).toContain(m.code);
-      expect(res.body.error.message).toContain(sub.id);
+      expect(res.error!.reason).toBe('metric_already_metered');
+      expect(res.error!.message).toContain(m.code);
+      expect(res.error!.message).toContain(sub.id);
     }
     // A trialing subscription counts too: it meters once its trial ends.
-    const trial = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: same.id, trial_days: 7 });
+    const trial = await acme.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: same.id, trial_days: 7 } });
     expect(trial.status).toBe(409);
 
     // Other metrics, a plan without metering and another customer are fine.
@@ -168,18 +171,18 @@ describe('one metric is metered by one subscription per customer', () => {
       [other.id, true],
       [plain.id, false],
     ] as const) {
-      const change = await acme.api('POST', `/v1/subscriptions/${id}/change-plan`, { plan_id: same.id, prorate });
+      const change = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: id }, body: { plan_id: same.id, prorate } });
       expect(change.status, change.text).toBe(409);
-      expect(change.body.error.reason).toBe('metric_already_metered');
+      expect(change.error!.reason).toBe('metric_already_metered');
     }
     expect((await getSubscription(acme, other.id)).plan_id).toBe(elsewhere.id);
     // The subscription metering m may itself move to another plan metering m.
-    const own = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: same.id, prorate: false });
+    const own = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: sub.id }, body: { plan_id: same.id, prorate: false } });
     expect(own.status, own.text).toBe(200);
 
     // Once it is canceled, m is free for another subscription.
-    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false })).status).toBe(200);
-    const change = await acme.api('POST', `/v1/subscriptions/${plain.id}/change-plan`, { plan_id: first.id, prorate: false });
+    expect((await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false } })).status).toBe(200);
+    const change = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: plain.id }, body: { plan_id: first.id, prorate: false } });
     expect(change.status, change.text).toBe(200);
   });
   it('refuses (409) a metered price that would make two running subscriptions of one customer meter one metric; the plan stays as it was', async () => {
@@ -190,16 +193,24 @@ describe('one metric is metered by one subscription per customer', () => {
     await subscribe(acme, { customer_id: customer, plan_id: metered.id });
     const plain = await subscribe(acme, { customer_id: customer, plan_id: flat.id });
 
-    const add = await acme.api('POST', `/v1/plans/${flat.id}/prices`, { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 });
+    const add = await acme.http.POST('/v1/plans/{id}/prices', {
+      path: { id: flat.id },
+      body: { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 },
+    });
     expect(add.status, add.text).toBe(409);
-    expect(add.body.error.reason).toBe('metric_already_metered');
-    expect(add.body.error.message).toContain(plain.id);
-    expect((await acme.api('GET', `/v1/plans/${flat.id}`)).body.data.prices.map((p: { billing_scheme: string }) => p.billing_scheme)).toEqual(['per_unit']);
+    expect(add.error!.reason).toBe('metric_already_metered');
+    expect(add.error!.message).toContain(plain.id);
+    expect(
+      (await acme.http.GET('/v1/plans/{id}', { path: { id: flat.id } })).body.data.prices.map((p: { billing_scheme: string }) => p.billing_scheme),
+    ).toEqual(['per_unit']);
 
     // The same price on a plan whose subscribers meter nothing else is added.
     const lone = await plan([{ currency: 'INR', amount: 20_000 }]);
     await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: lone.id });
-    const fine = await acme.api('POST', `/v1/plans/${lone.id}/prices`, { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 });
+    const fine = await acme.http.POST('/v1/plans/{id}/prices', {
+      path: { id: lone.id },
+      body: { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 },
+    });
     expect(fine.status, fine.text).toBe(201);
   });
 });
@@ -216,10 +227,10 @@ describe('pure usage plans (metered prices only)', () => {
 
     await calls(customer, m.code, ['2033-01-05T00:00:00Z', '2033-01-06T00:00:00Z']);
     t.clock.set('2033-01-20T00:00:00Z');
-    const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    const usage = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.data.metrics).toEqual([{ metric_code: m.code, quantity: 2, amount: 400, unpriced_quantity: 0, dimensions: [] }]);
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
     expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([400]);
 
@@ -232,7 +243,7 @@ describe('pure usage plans (metered prices only)', () => {
     expect((await getSubscription(acme, sub.id)).latest_invoice_id).toBe(invoices[0].id);
 
     // February: no usage → the period advances, no invoice (not even a zero one).
-    const empty = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const empty = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(empty.status, empty.text).toBe(200);
     expect(empty.body.data.lines).toEqual([]);
     expect(empty.body.data.total).toBe(0);
@@ -256,7 +267,7 @@ describe('pure usage plans (metered prices only)', () => {
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: fixed.id });
     t.clock.set('2033-04-16T00:00:00Z');
-    const change = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: usageOnly.id, prorate: true });
+    const change = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: sub.id }, body: { plan_id: usageOnly.id, prorate: true } });
     expect(change.status, change.text).toBe(200);
     expect(change.body.data.invoice).toBeNull();
     expect(change.body.data.proration.new_charge).toBe(0);
@@ -285,15 +296,15 @@ describe('proration credits only what was paid in advance', () => {
     const renewal = (await invoicesOf(acme, sub.id)).at(-1);
     expect(renewal.lines.map((l: Line) => l.amount)).toEqual([30_000, 100_000]);
     t.clock.set('2033-07-17T00:00:00Z'); // 15 of 31 days left
-    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+    const cancel = await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: { at_period_end: false, prorate: true } });
     expect(cancel.status, cancel.text).toBe(200);
     const fee = 100_000 + Math.round(100_000 * 0.09) * 2;
-    expect(cancel.body.data.proration.unused_value).toBe(Math.round((fee * 15) / 31));
+    expect(cancel.body.data.proration!.unused_value).toBe(Math.round((fee * 15) / 31));
   });
 });
 
 describe('proration onto tiered and package prices', () => {
-  const tiers = {
+  const tiers: PlanPrice = {
     currency: 'INR',
     billing_scheme: 'tiered',
     tiers_mode: 'graduated',
@@ -309,15 +320,15 @@ describe('proration onto tiered and package prices', () => {
     const tiered = await plan([tiers]);
     const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: simple.id, quantity: 8 });
     t.clock.set('2034-01-17T00:00:00Z'); // 15 of 31 days left
-    const change = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: tiered.id, prorate: true });
+    const change = await acme.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: sub.id }, body: { plan_id: tiered.id, prorate: true } });
     expect(change.status, change.text).toBe(200);
     // 8 units: 5 × 10.00 + 3 × 6.00 + 2.00 = 70.00 for the month; 15/31 of it.
     const charge = Math.round((7000 * 15) / 31);
     expect(change.body.data.proration.new_charge).toBe(charge);
-    const [line] = change.body.data.invoice.lines;
-    expect([line.quantity, line.amount]).toEqual([1, charge]);
-    expect(line.description).toContain('(prorated)');
-    expect(line.description).toContain('8 units (graduated tiers');
+    const [line] = change.body.data.invoice!.lines;
+    expect([line!.quantity, line!.amount]).toEqual([1, charge]);
+    expect(line!.description).toContain('(prorated)');
+    expect(line!.description).toContain('8 units (graduated tiers');
   });
 
   it('a prorated seat change on a tiered price charges the new quantity’s total for the rest of the period', async () => {
@@ -325,12 +336,12 @@ describe('proration onto tiered and package prices', () => {
     const tiered = await plan([tiers]);
     const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: tiered.id, quantity: 8 });
     t.clock.set('2034-01-17T00:00:00Z');
-    const res = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 10 });
+    const res = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 10 } });
     expect(res.status, res.text).toBe(200);
     // 10 units: 5 × 10.00 + 5 × 6.00 + 2.00 = 82.00 for the month; 15/31 of it.
     const charge = Math.round((8200 * 15) / 31);
     expect(res.body.data.proration.new_charge).toBe(charge);
-    expect(res.body.data.invoice.lines.map((l: Line) => [l.quantity, l.amount])).toEqual([[1, charge]]);
+    expect(res.body.data.invoice!.lines.map((l: Line) => [l.quantity, l.amount])).toEqual([[1, charge]]);
     expect(res.body.data.proration.unused_credit).toBeGreaterThan(0);
   });
 });

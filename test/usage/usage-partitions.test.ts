@@ -20,9 +20,9 @@ beforeAll(async () => {
   t = await startTestKosh({ env: { KOSH_USAGE_RETENTION_MONTHS: '3' } });
   t.clock.set('2026-04-10T00:00:00Z');
   acme = await t.registerTenant();
-  const metric = await acme.api('POST', '/v1/billable-metrics', { code: 'calls', name: 'API calls', aggregation: 'count' });
+  const metric = await acme.http.POST('/v1/billable-metrics', { body: { code: 'calls', name: 'API calls', aggregation: 'count' } });
   expect(metric.status, metric.text).toBe(201);
-  const customer = await acme.api('POST', '/v1/customers', { email: 'metered@usage.test', name: 'Metered' });
+  const customer = await acme.http.POST('/v1/customers', { body: { email: 'metered@usage.test', name: 'Metered' } });
   customerId = customer.body.data.id;
 }, 60_000);
 afterAll(() => t?.close());
@@ -49,14 +49,16 @@ async function partitionNames(): Promise<string[]> {
 describe('usage events partitioned by month', () => {
   it('moves early events out of DEFAULT into the month the worker makes, and takes a transaction_id once whatever its timestamp', async () => {
     // 3 events in April 2026 and 2 in May, before any of those months has a partition.
-    const res = await acme.api('POST', '/v1/usage/events/batch', {
-      events: [
-        event('a1', '2026-04-02T10:00:00Z'),
-        event('a2', '2026-04-15T10:00:00Z'),
-        event('a3', '2026-04-30T23:59:59Z'),
-        event('m1', '2026-05-01T00:00:00Z'),
-        event('m2', '2026-05-20T00:00:00Z'),
-      ],
+    const res = await acme.http.POST('/v1/usage/events/batch', {
+      body: {
+        events: [
+          event('a1', '2026-04-02T10:00:00Z'),
+          event('a2', '2026-04-15T10:00:00Z'),
+          event('a3', '2026-04-30T23:59:59Z'),
+          event('m1', '2026-05-01T00:00:00Z'),
+          event('m2', '2026-05-20T00:00:00Z'),
+        ],
+      },
     });
     expect(res.status, res.text).toBe(202);
     expect(await rowsIn('usage_events_default')).toBe(5);
@@ -71,7 +73,7 @@ describe('usage events partitioned by month', () => {
 
     // The same transaction_id again, once with another timestamp and once with none (stamped
     // now): both are duplicates, nothing is stored twice.
-    const again = await acme.api('POST', '/v1/usage/events/batch', { events: [event('a1', '2026-04-03T10:00:00Z'), event('a2')] });
+    const again = await acme.http.POST('/v1/usage/events/batch', { body: { events: [event('a1', '2026-04-03T10:00:00Z'), event('a2')] } });
     expect(again.status, again.text).toBe(202);
     expect(again.body.data).toMatchObject({ accepted: 0, duplicates: 2 });
     expect(await rowsIn('usage_events_p202604')).toBe(3);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBillingRun } from '../../src/flows/subscriptions/run-billing.js';
+import type { operations } from '../../clients/typescript/src/schema.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { priceQuantity, type PricingScheme } from '../../src/modules/plans/index.js';
 import { createCustomer, invoicesOf, karnatakaTenant, subscribe, travelTo } from '../subscriptions/helpers.js';
@@ -17,27 +18,30 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function metric(body: Record<string, unknown>) {
-  const res = await acme.api('POST', '/v1/billable-metrics', { name: 'Metric', ...body, code: uid(String(body.code ?? 'm')) });
+type MetricBody = operations['createBillableMetric']['requestBody']['content']['application/json'];
+type PlanBody = operations['createPlan']['requestBody']['content']['application/json'];
+
+async function metric(body: Omit<MetricBody, 'name' | 'code'> & { code?: string }) {
+  const res = await acme.http.POST('/v1/billable-metrics', { body: { name: 'Metric', ...body, code: uid(String(body.code ?? 'm')) } });
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; code: string };
 }
 
-async function plan(prices: unknown[], extra: Record<string, unknown> = {}) {
-  const res = await acme.api('POST', '/v1/plans', { name: 'Usage plan', code: uid('plan'), interval: 'month', hsn_code: '998314', prices, ...extra });
+async function plan(prices: NonNullable<PlanBody['prices']>, extra: Partial<PlanBody> = {}) {
+  const res = await acme.http.POST('/v1/plans', { body: { name: 'Usage plan', code: uid('plan'), interval: 'month', hsn_code: '998314', prices, ...extra } });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
 
-const batch = (events: unknown[]) => acme.api('POST', '/v1/usage/events/batch', { events });
+const batch = (events: Record<string, unknown>[]) => acme.http.POST('/v1/usage/events/batch', { body: { events } });
 
 describe('billable metrics', () => {
   it('creates, lists and reads one', async () => {
     const m = await metric({ code: 'gb', aggregation: 'sum', field: 'gb' });
     await metric({ code: 'seats', aggregation: 'max', field: 'seats' });
-    const one = await acme.api('GET', `/v1/billable-metrics/${m.id}`);
+    const one = await acme.http.GET('/v1/billable-metrics/{id}', { path: { id: m.id } });
     expect(one.body.data).toMatchObject({ code: m.code, aggregation: 'sum', field: 'gb' });
-    const list = await acme.api('GET', '/v1/billable-metrics?limit=1');
+    const list = await acme.http.GET('/v1/billable-metrics', { query: { limit: 1 } });
     expect(list.status).toBe(200);
     expect(list.body.data).toHaveLength(1);
     expect(list.body.has_more).toBe(true);
@@ -49,15 +53,15 @@ describe('billable metrics', () => {
       expect(res.status, aggregation).toBe(400);
     }
     const m = await metric({ aggregation: 'count' });
-    const again = await acme.api('POST', '/v1/billable-metrics', { code: m.code, name: 'X', aggregation: 'count' });
+    const again = await acme.http.POST('/v1/billable-metrics', { body: { code: m.code, name: 'X', aggregation: 'count' } });
     expect(again.status).toBe(409);
-    expect(again.body.error.reason).toBe('metric_code_taken');
+    expect(again.error!.reason).toBe('metric_code_taken');
   });
 
   it('answers 404 for another tenant’s metric', async () => {
     const m = await metric({ aggregation: 'count' });
     const other = await t.registerTenant();
-    expect((await other.api('GET', `/v1/billable-metrics/${m.id}`)).status).toBe(404);
+    expect((await other.http.GET('/v1/billable-metrics/{id}', { path: { id: m.id } })).status).toBe(404);
   });
 });
 
@@ -88,18 +92,20 @@ describe('prices', () => {
       }),
       expect.objectContaining({ billing_scheme: 'metered', metric_code: calls.code, amount: 50, package_size: 1000, hsn_code: '998315' }),
     ]);
-    const formal = await acme.api('POST', '/v1/plans', {
-      name: 'F',
-      code: uid('f'),
-      interval_unit: 'month',
-      interval_count: 1,
-      amount: 1000,
-      currency: 'INR',
-      prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, tiers_mode: 'graduated', tiers: [{ up_to: null, unit_amount: 2 }] }],
+    const formal = await acme.http.POST('/v1/plans', {
+      body: {
+        name: 'F',
+        code: uid('f'),
+        interval_unit: 'month',
+        interval_count: 1,
+        amount: 1000,
+        currency: 'INR',
+        prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, tiers_mode: 'graduated', tiers: [{ up_to: null, unit_amount: 2 }] }],
+      },
     });
     expect(formal.status, formal.text).toBe(201);
-    const listed = await acme.api('GET', `/v1/plans?q=${p.code}`);
-    expect(listed.body.data[0].prices).toEqual(p.prices);
+    const listed = await acme.http.GET('/v1/plans', { query: { q: p.code } });
+    expect(listed.body.data[0]!.prices).toEqual(p.prices);
   });
 
   it.each([
@@ -150,11 +156,13 @@ describe('prices', () => {
     });
     expect(unknown.status, unknown.text).toBe(400);
     const calls = await metric({ aggregation: 'count' });
-    const alone = await acme.api('POST', '/v1/plans', {
-      name: 'Bad',
-      code: uid('bad'),
-      interval: 'month',
-      prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, amount: 1 }],
+    const alone = await acme.http.POST('/v1/plans', {
+      body: {
+        name: 'Bad',
+        code: uid('bad'),
+        interval: 'month',
+        prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, amount: 1 }],
+      },
     });
     expect(alone.status, alone.text).toBe(201);
   });
@@ -165,25 +173,27 @@ describe('usage events', () => {
     const m = await metric({ aggregation: 'count' });
     const customer = await createCustomer(acme);
     const tx = uid('tx');
-    const first = await acme.api('POST', '/v1/usage/events', { transaction_id: tx, customer_id: customer, metric_code: m.code });
+    const first = await acme.http.POST('/v1/usage/events', { body: { transaction_id: tx, customer_id: customer, metric_code: m.code } });
     expect(first.status, first.text).toBe(202);
     expect(first.body.data).toEqual({ transaction_id: tx, duplicate: false });
-    const again = await acme.api('POST', '/v1/usage/events', { transaction_id: tx, customer_id: customer, metric_code: m.code });
+    const again = await acme.http.POST('/v1/usage/events', { body: { transaction_id: tx, customer_id: customer, metric_code: m.code } });
     expect(again.body.data.duplicate).toBe(true);
-    expect((await acme.api('POST', '/v1/usage/events', { transaction_id: uid('tx'), customer_id: customer, metric_code: 'nope' })).status).toBe(404);
-    const missing = await acme.api('POST', '/v1/usage/events', {
-      transaction_id: uid('tx'),
-      customer_id: '00000000-0000-4000-8000-000000000000',
-      metric_code: m.code,
+    expect((await acme.http.POST('/v1/usage/events', { body: { transaction_id: uid('tx'), customer_id: customer, metric_code: 'nope' } })).status).toBe(404);
+    const missing = await acme.http.POST('/v1/usage/events', {
+      body: {
+        transaction_id: uid('tx'),
+        customer_id: '00000000-0000-4000-8000-000000000000',
+        metric_code: m.code,
+      },
     });
     expect(missing.status).toBe(404);
-    expect(missing.body.error).toMatchObject({ code: 'not_found', request_id: expect.any(String) });
+    expect(missing.error).toMatchObject({ code: 'not_found', request_id: expect.any(String) });
   });
 
   it('rejects bad events of a batch by index and accepts the rest', async () => {
     const sum = await metric({ aggregation: 'sum', field: 'gb' });
     const ext = uid('ext');
-    const res0 = await acme.api('POST', '/v1/customers', { email: `${ext}@example.in`, name: 'Ext', external_id: ext });
+    const res0 = await acme.http.POST('/v1/customers', { body: { email: `${ext}@example.in`, name: 'Ext', external_id: ext } });
     expect(res0.status, res0.text).toBe(201);
     const customer = res0.body.data.id;
     const dup = uid('tx');
@@ -200,14 +210,14 @@ describe('usage events', () => {
     expect(res.body.data.accepted).toBe(2);
     expect(res.body.data.duplicates).toBe(1);
     expect(res.body.data.rejected.map((r: { index: number }) => r.index)).toEqual([1, 2, 3, 4]);
-    expect(res.body.data.rejected[1].error).toMatch(/must be a number/);
+    expect(res.body.data.rejected[1]!.error).toMatch(/must be a number/);
   });
 
   it('refuses more than 1 000 events (400) and a body over 1 MiB (413)', async () => {
     const events = Array.from({ length: 1001 }, (_, i) => ({ transaction_id: `t${i}`, customer_id: '00000000-0000-4000-8000-000000000000', metric_code: 'x' }));
-    expect((await batch(events)).status).toBe(400);
+    expect((await acme.api('POST', '/v1/usage/events/batch', { events })).status).toBe(400);
     const big = Array.from({ length: 900 }, (_, i) => ({ transaction_id: `t${i}`, metric_code: 'x', properties: { pad: 'x'.repeat(1500) } }));
-    expect((await batch(big)).status).toBe(413);
+    expect((await acme.api('POST', '/v1/usage/events/batch', { events: big })).status).toBe(413);
   });
 });
 
@@ -274,7 +284,7 @@ describe('usage billing', () => {
     expect(res.body.data, res.text).toMatchObject({ accepted: 15, duplicates: 0, rejected: [] });
 
     t.clock.set('2031-02-15T00:00:00Z');
-    const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    const usage = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.data.period_start).toBe('2031-02-01T00:00:00.000Z');
     const byCode = Object.fromEntries(usage.body.data.metrics.map((m: { metric_code: string }) => [m.metric_code, m]));
@@ -284,7 +294,7 @@ describe('usage billing', () => {
     expect(byCode[uniq.code]).toEqual({ metric_code: uniq.code, quantity: 3, amount: 2000, unpriced_quantity: 0, dimensions: [] });
     expect(byCode[latest.code]).toEqual({ metric_code: latest.code, quantity: 12, amount: 36, unpriced_quantity: 0, dimensions: [] });
 
-    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    const upcoming = await acme.http.GET('/v1/subscriptions/{id}/upcoming-invoice', { path: { id: sub.id } });
     expect(upcoming.status, upcoming.text).toBe(200);
     expect(upcoming.body.data.id).toBeNull();
     expect(upcoming.body.data.lines).toHaveLength(6);
@@ -308,14 +318,14 @@ describe('usage billing', () => {
     expect(upcoming.body.data.total).toBe(renewal.total);
 
     // The event at exactly the old period's end is in the new period.
-    const next = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
-    expect(next.body.data.metrics.find((m: { metric_code: string }) => m.metric_code === count.code).quantity).toBe(1);
+    const next = await acme.http.GET('/v1/subscriptions/{id}/usage', { path: { id: sub.id } });
+    expect(next.body.data.metrics.find((m: { metric_code: string }) => m.metric_code === count.code)!.quantity).toBe(1);
 
     // An event dated in the invoiced period is now refused; one in the current period accepted.
     const late = await batch([at('2031-02-27T00:00:00Z', count.code), at('2031-03-02T00:00:00Z', count.code)]);
     expect(late.body.data.accepted).toBe(1);
     expect(late.body.data.rejected).toEqual([{ index: 0, error: expect.stringMatching(/before the current period/) }]);
-    const single = await acme.api('POST', '/v1/usage/events', at('2031-02-27T00:00:00Z', count.code));
+    const single = await acme.http.POST('/v1/usage/events', { body: at('2031-02-27T00:00:00Z', count.code) });
     expect(single.status).toBe(409);
     // The late check covers every pair of a batch: a first event of another customer, in the
     // present, does not hide a later one that is late (decision 0790: the batch's oldest event).
@@ -350,20 +360,17 @@ describe('property: the usage amount is the price of the accepted events, whatev
   it('holds for count and sum metrics under tiered and package prices', async () => {
     const count = await metric({ aggregation: 'count' });
     const sum = await metric({ aggregation: 'sum', field: 'n' });
-    const countPrice: PricingScheme = {
-      amount: 0,
-      tiers_mode: 'graduated',
-      tiers: [
-        { up_to: 3, unit_amount: 100 },
-        { up_to: 7, unit_amount: 40, flat_amount: 15 },
-        { up_to: null, unit_amount: 9 },
-      ],
-    };
+    const countTiers = [
+      { up_to: 3, unit_amount: 100 },
+      { up_to: 7, unit_amount: 40, flat_amount: 15 },
+      { up_to: null, unit_amount: 9 },
+    ];
+    const countPrice: PricingScheme = { amount: 0, tiers_mode: 'graduated', tiers: countTiers };
     const sumPrice: PricingScheme = { amount: 250, package_size: 5 };
     let month = 0;
     const p = await plan([
       { currency: 'INR', amount: 1000 },
-      { currency: 'INR', billing_scheme: 'metered', metric_code: count.code, tiers_mode: 'graduated', tiers: countPrice.tiers },
+      { currency: 'INR', billing_scheme: 'metered', metric_code: count.code, tiers_mode: 'graduated', tiers: countTiers },
       { currency: 'INR', billing_scheme: 'metered', metric_code: sum.code, amount: 250, package_size: 5 },
     ]);
     await fc.assert(
@@ -422,7 +429,7 @@ describe('property: the usage amount is the price of the accepted events, whatev
           expect(usageAmount(count.code)).toBe(expectCount);
           expect(usageAmount(sum.code)).toBe(expectSum);
           expect(renewal.billing_reason).toBe('subscription_cycle');
-          expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, {})).status).toBe(200);
+          expect((await acme.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: sub.id }, body: {} })).status).toBe(200);
         },
       ),
       { numRuns: 12 },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { operations } from '../../../clients/typescript/src/schema.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../../../test/support/billing.js';
 
@@ -9,30 +10,32 @@ let acme: Tenant;
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant({ gstin: gstinFor('29') });
-  const metric = await acme.api('POST', '/v1/billable-metrics', { code: 'api_calls', name: 'API calls', aggregation: 'count' });
+  const metric = await acme.http.POST('/v1/billable-metrics', { body: { code: 'api_calls', name: 'API calls', aggregation: 'count' } });
   expect(metric.status, metric.text).toBe(201);
 });
 afterAll(() => t.close());
 
 let tx = 0;
 const ingest = (customer: string, n: number) =>
-  acme.api('POST', '/v1/usage/events/batch', {
-    events: Array.from({ length: n }, () => ({ transaction_id: `tx-${++tx}`, customer_id: customer, metric_code: 'api_calls' })),
+  acme.http.POST('/v1/usage/events/batch', {
+    body: {
+      events: Array.from({ length: n }, () => ({ transaction_id: `tx-${++tx}`, customer_id: customer, metric_code: 'api_calls' })),
+    },
   });
 
-const alert = async (body: Record<string, unknown>) => {
-  const res = await acme.api('POST', '/v1/alerts', body);
+const alert = async (body: operations['createAlert']['requestBody']['content']['application/json']) => {
+  const res = await acme.http.POST('/v1/alerts', { body });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 };
 
 async function triggers(alertId: string): Promise<number> {
-  const res = await acme.api('GET', `/v1/events?type=alert.triggered&limit=100`);
-  return res.body.data.filter((e: { data: { object: { id: string } } }) => e.data.object.id === alertId).length;
+  const res = await acme.http.GET('/v1/events', { query: { type: 'alert.triggered', limit: 100 } });
+  return res.body.data.filter((e) => e.data.object.id === alertId).length;
 }
 
 async function entitlements(customer: string) {
-  const res = await acme.api('GET', `/v1/customers/${customer}/entitlements`);
+  const res = await acme.http.GET('/v1/customers/{id}/entitlements', { path: { id: customer } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -64,7 +67,7 @@ describe('alerts', () => {
     await ingest(customer, 5);
     expect(await triggers(cap.id)).toBe(1);
     // Archiving is a change: the block lifts within a second.
-    expect((await acme.api('POST', `/v1/alerts/${cap.id}/archive`)).status).toBe(200);
+    expect((await acme.http.POST('/v1/alerts/{id}/archive', { path: { id: cap.id } })).status).toBe(200);
     await eventually(customer, { blocked: false, blocked_by: null });
   });
 
@@ -93,22 +96,30 @@ describe('alerts', () => {
 
   it('credit_balance_below with block: a draw-down below the threshold blocks, a top-up lifts it', async () => {
     const customer = await createCustomer(acme);
-    const grant = (await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 10_000, currency: 'INR' })).body.data;
-    const topUp = (await acme.api('GET', `/v1/invoices/${grant.invoice_id}`)).body.data;
-    await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: topUp.id, amount: topUp.amount_due, payment_type: 'bank_transfer' });
+    const grant = (
+      await acme.http.POST('/v1/customers/{id}/credit-grants', { path: { id: customer }, body: { category: 'paid', amount: 10_000, currency: 'INR' } })
+    ).body.data;
+    const topUp = (await acme.http.GET('/v1/invoices/{id}', { path: { id: grant.invoice_id! } })).body.data;
+    await acme.http.POST('/v1/payments/offline', {
+      body: { customer_id: customer, invoice_id: topUp.id, amount: topUp.amount_due, payment_type: 'bank_transfer' },
+    });
     const low = await alert({ customer_id: customer, type: 'credit_balance_below', threshold: 5_000, action: 'block' });
     expect(await triggers(low.id)).toBe(0);
     // 6 000 + 1 080 GST = 7 080, settled by 6 000 of credit + its 1 080 of top-up GST: 4 000 left < 5 000.
     await createInvoice(acme, customer, [6_000]);
     expect(await triggers(low.id)).toBe(1);
     await eventually(customer, { blocked: true, blocked_by: low.id });
-    const more = (await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 5_000, currency: 'INR' })).body.data;
-    const moreInvoice = (await acme.api('GET', `/v1/invoices/${more.invoice_id}`)).body.data;
-    await acme.api('POST', '/v1/payments/offline', {
-      customer_id: customer,
-      invoice_id: moreInvoice.id,
-      amount: moreInvoice.amount_due,
-      payment_type: 'bank_transfer',
+    const more = (
+      await acme.http.POST('/v1/customers/{id}/credit-grants', { path: { id: customer }, body: { category: 'paid', amount: 5_000, currency: 'INR' } })
+    ).body.data;
+    const moreInvoice = (await acme.http.GET('/v1/invoices/{id}', { path: { id: more.invoice_id! } })).body.data;
+    await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: customer,
+        invoice_id: moreInvoice.id,
+        amount: moreInvoice.amount_due,
+        payment_type: 'bank_transfer',
+      },
     });
     // 4 000 + 5 000 = 9 000 ≥ 5 000: no longer below.
     await eventually(customer, { blocked: false });
@@ -132,10 +143,10 @@ describe('alerts', () => {
       expect((await acme.api('POST', '/v1/alerts', { type: 'spend_threshold', threshold: 1 })).status).toBe(400);
       const other = await t.registerTenant();
       const theirs = await createCustomer(other);
-      expect((await acme.api('POST', '/v1/alerts', { customer_id: theirs, type: 'spend_threshold', threshold: 1 })).status).toBe(404);
-      const theirAlert = await other.api('POST', '/v1/alerts', { customer_id: theirs, type: 'spend_threshold', threshold: 1 });
+      expect((await acme.http.POST('/v1/alerts', { body: { customer_id: theirs, type: 'spend_threshold', threshold: 1 } })).status).toBe(404);
+      const theirAlert = await other.http.POST('/v1/alerts', { body: { customer_id: theirs, type: 'spend_threshold', threshold: 1 } });
       expect(theirAlert.status).toBe(201);
-      expect((await acme.api('POST', `/v1/alerts/${theirAlert.body.data.id}/archive`)).status).toBe(404);
+      expect((await acme.http.POST('/v1/alerts/{id}/archive', { path: { id: theirAlert.body.data.id } })).status).toBe(404);
     });
   });
 });

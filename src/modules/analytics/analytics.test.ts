@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import type { operations } from '../../../clients/typescript/src/schema.js';
+import { dataOf as ok, type SuccessBody } from '../../../test/support/typed-api.js';
 import { gstinFor } from '../../../test/support/billing.js';
 import { monthlyRecurringRevenue } from './mrr.js';
 
@@ -16,6 +18,15 @@ import { monthlyRecurringRevenue } from './mrr.js';
  */
 let t: TestKosh;
 let tenant: Tenant;
+
+// The waterfall and the aging report answer the report, or, asked for a `bucket`, the list of rows
+// behind it: Report and reportOf, List and listOf take the shape the query asks for.
+type Waterfall = SuccessBody<operations['getAnalyticsMrrWaterfall']>;
+type Report<B> = B extends { object: 'list' } ? never : B extends { data: infer D } ? D : never;
+type List<B> = B extends { object: 'list'; data: infer D } ? D : never;
+const reportOf = <R extends { body: unknown }>(res: R) => res as Omit<R, 'body'> & { body: Exclude<R['body'], { object: 'list' }> };
+const listOf = <R extends { body: unknown }>(res: R) => res as Omit<R, 'body'> & { body: Extract<R['body'], { object: 'list' }> };
+
 const subs: Record<string, string> = {};
 const customers: Record<string, string> = {};
 const plans: Record<string, string> = {};
@@ -26,30 +37,24 @@ async function at(instant: string) {
 }
 
 async function snapshot() {
-  const res = await tenant.api('POST', '/v1/analytics/snapshots');
+  const res = await tenant.http.POST('/v1/analytics/snapshots');
   expect(res.status).toBe(200);
   return res.body.data;
-}
-
-async function ok(method: 'GET' | 'POST', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body?.data;
 }
 
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant();
-  const plan = async (code: string, interval_unit: string, amount: number) =>
-    (plans[code] = (await ok('POST', '/v1/plans', { name: code, code, interval_unit, interval_count: 1, amount, currency: 'INR' })).id);
+  const plan = async (code: string, interval_unit: 'month' | 'year' | 'week', amount: number) =>
+    (plans[code] = (await ok(tenant.http.POST('/v1/plans', { body: { name: code, code, interval_unit, interval_count: 1, amount, currency: 'INR' } }))).id);
   await plan('basic', 'month', 100000);
   await plan('pro', 'month', 200000);
   await plan('yearly', 'year', 1200000);
   await plan('weekly', 'week', 30000);
   for (const c of ['C1', 'C2', 'C3', 'C4', 'C5'])
-    customers[c] = (await ok('POST', '/v1/customers', { email: `${c.toLowerCase()}@analytics.test`, name: c })).id;
+    customers[c] = (await ok(tenant.http.POST('/v1/customers', { body: { email: `${c.toLowerCase()}@analytics.test`, name: c } }))).id;
   const subscribe = async (c: string, plan: string, extra: Record<string, unknown> = {}) =>
-    (subs[c] = (await ok('POST', '/v1/subscriptions', { customer_id: customers[c], plan_id: plans[plan], ...extra })).id);
+    (subs[c] = (await ok(tenant.http.POST('/v1/subscriptions', { body: { customer_id: customers[c]!, plan_id: plans[plan]!, ...extra } }))).id);
 
   await at('2026-04-01T09:00:00Z');
   await subscribe('C1', 'basic');
@@ -60,17 +65,17 @@ beforeAll(async () => {
   await snapshot();
 
   await at('2026-04-20T09:00:00Z');
-  await ok('POST', `/v1/subscriptions/${subs.C1}/change-plan`, { plan_id: plans.pro });
+  await ok(tenant.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: subs.C1! }, body: { plan_id: plans.pro! } }));
   await snapshot();
 
   await at('2026-05-10T09:00:00Z');
-  await ok('POST', `/v1/subscriptions/${subs.C1}/change-plan`, { plan_id: plans.basic });
-  await ok('POST', `/v1/subscriptions/${subs.C3}/cancel`, { at_period_end: false });
-  await ok('POST', `/v1/subscriptions/${subs.C2}/pause`);
+  await ok(tenant.http.POST('/v1/subscriptions/{id}/change-plan', { path: { id: subs.C1! }, body: { plan_id: plans.basic! } }));
+  await ok(tenant.http.POST('/v1/subscriptions/{id}/cancel', { path: { id: subs.C3! }, body: { at_period_end: false } }));
+  await ok(tenant.http.POST('/v1/subscriptions/{id}/pause', { path: { id: subs.C2! } }));
   await snapshot();
 
   await at('2026-06-05T09:00:00Z');
-  await ok('POST', `/v1/subscriptions/${subs.C2}/resume`);
+  await ok(tenant.http.POST('/v1/subscriptions/{id}/resume', { path: { id: subs.C2! } }));
   await snapshot();
 }, 120_000);
 
@@ -81,7 +86,7 @@ afterAll(async () => {
 describe('analytics', () => {
   describe('GET /v1/analytics/mrr', () => {
     it('answers MRR at each month end, normalized by interval, trials and pauses excluded', async () => {
-      const mrr = await ok('GET', '/v1/analytics/mrr?from=2026-03&to=2026-06');
+      const mrr = await ok(tenant.http.GET('/v1/analytics/mrr', { query: { from: '2026-03', to: '2026-06' } }));
       expect(mrr.currency).toBe('INR');
       expect(mrr.months.map((m: { month: string; mrr: number; customers: number }) => [m.month, m.mrr, m.customers])).toEqual([
         ['2026-03', 0, 0],
@@ -104,22 +109,24 @@ describe('analytics', () => {
     });
 
     it('keeps past days as they were, however often the snapshot runs again', async () => {
-      const before = await ok('GET', '/v1/analytics/mrr/waterfall?from=2026-04&to=2026-06');
+      const before = (await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { from: '2026-04', to: '2026-06' } }))) as Report<Waterfall>;
       await snapshot();
       await snapshot();
-      await ok('POST', `/v1/subscriptions/${subs.C4}/pause`);
-      const after = await ok('GET', '/v1/analytics/mrr/waterfall?from=2026-04&to=2026-05');
+      await ok(tenant.http.POST('/v1/subscriptions/{id}/pause', { path: { id: subs.C4! } }));
+      const after = (await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { from: '2026-04', to: '2026-05' } }))) as Report<Waterfall>;
       expect(after.months).toEqual(before.months.slice(0, 2));
       // Today's snapshot is refreshed, not stacked: pausing then resuming C4 today leaves only
       // today's one real movement (C2's reactivation).
       expect((await snapshot()).movements).toBe(2);
-      await ok('POST', `/v1/subscriptions/${subs.C4}/resume`);
+      await ok(tenant.http.POST('/v1/subscriptions/{id}/resume', { path: { id: subs.C4! } }));
       expect((await snapshot()).movements).toBe(1);
-      expect((await ok('GET', '/v1/analytics/mrr/waterfall?from=2026-04&to=2026-06')).months).toEqual(before.months);
+      expect(((await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { from: '2026-04', to: '2026-06' } }))) as Report<Waterfall>).months).toEqual(
+        before.months,
+      );
     });
 
     it('answers CSV for ?format=csv and Accept: text/csv', async () => {
-      const res = await tenant.api('GET', '/v1/analytics/mrr?from=2026-04&to=2026-05&format=csv');
+      const res = await tenant.http.GET('/v1/analytics/mrr', { query: { from: '2026-04', to: '2026-05', format: 'csv' } });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/csv/);
       expect(res.text.trim().split('\n')).toEqual([
@@ -127,7 +134,7 @@ describe('analytics', () => {
         '2026-04,INR,830000,5,5,2026-04-20',
         '2026-05,INR,500000,3,3,2026-05-10',
       ]);
-      const accept = await tenant.api('GET', '/v1/analytics/invoice-aging', undefined, { accept: 'text/csv' });
+      const accept = await tenant.http.GET('/v1/analytics/invoice-aging', { headers: { accept: 'text/csv' } });
       expect(accept.headers['content-type']).toMatch(/^text\/csv/);
       expect(accept.text.split('\n')[0]).toBe('bucket,currency,amount,count');
     });
@@ -135,18 +142,18 @@ describe('analytics', () => {
 
   describe('GET /v1/analytics/mrr/waterfall', () => {
     it('splits each month into new, expansion, contraction, churned and reactivated, starting + movements = ending', async () => {
-      const w = await ok('GET', '/v1/analytics/mrr/waterfall?from=2026-04&to=2026-06');
-      const pick = (m: Record<string, number>) => [m.starting_mrr, m.new, m.expansion, m.contraction, m.churned, m.reactivated, m.ending_mrr];
+      const w = (await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { from: '2026-04', to: '2026-06' } }))) as Report<Waterfall>;
+      const pick = (m: (typeof w.months)[number]) => [m.starting_mrr, m.new, m.expansion, m.contraction, m.churned, m.reactivated, m.ending_mrr];
       expect(w.months.map(pick)).toEqual([
         [0, 730000, 100000, 0, 0, 0, 830000],
         [830000, 0, 0, 100000, 230000, 0, 500000],
         [500000, 0, 0, 0, 0, 100000, 600000],
       ]);
-      expect(w.months[1].counts).toEqual({ new: 0, expansion: 0, contraction: 1, churned: 2, reactivated: 0 });
+      expect(w.months[1]!.counts).toEqual({ new: 0, expansion: 0, contraction: 1, churned: 2, reactivated: 0 });
     });
 
     it('lists the subscriptions behind a bucket', async () => {
-      const res = await tenant.api('GET', '/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05');
+      const res = listOf(await tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { bucket: 'churned', month: '2026-05' } }));
       expect(res.status).toBe(200);
       expect(res.body.object).toBe('list');
       expect(res.body.total_count).toBe(2);
@@ -157,22 +164,30 @@ describe('analytics', () => {
         change: -130000,
         effective_date: '2026-05-10',
       });
-      const reactivated = await ok('GET', '/v1/analytics/mrr/waterfall?bucket=reactivated&month=2026-06');
+      const reactivated = (await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { bucket: 'reactivated', month: '2026-06' } }))) as List<Waterfall>;
       expect(reactivated.map((m: { subscription_id: string }) => m.subscription_id)).toEqual([subs.C2]);
       // Pages and cursors (the movement's id).
-      const page1 = await tenant.api('GET', '/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&limit=1');
+      const page1 = listOf(await tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { bucket: 'churned', month: '2026-05', limit: 1 } }));
       expect(page1.body).toMatchObject({ has_more: true, total_count: 2 });
-      const page2 = await tenant.api('GET', `/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&limit=1&starting_after=${page1.body.data[0].id}`);
+      const page2 = listOf(
+        await tenant.http.GET('/v1/analytics/mrr/waterfall', {
+          query: { bucket: 'churned', month: '2026-05', limit: 1, starting_after: page1.body.data[0]!.id },
+        }),
+      );
       expect(page2.body).toMatchObject({ has_more: false, total_count: 2 });
-      expect(page2.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.data.find((m: { id: string }) => m.id !== page1.body.data[0].id).id]);
-      const back = await tenant.api('GET', `/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&ending_before=${page2.body.data[0].id}`);
-      expect(back.body.data.map((m: { id: string }) => m.id)).toEqual([page1.body.data[0].id]);
+      expect(page2.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.data.find((m: { id: string }) => m.id !== page1.body.data[0]!.id)!.id]);
+      const back = listOf(
+        await tenant.http.GET('/v1/analytics/mrr/waterfall', {
+          query: { bucket: 'churned', month: '2026-05', ending_before: page2.body.data[0]!.id },
+        }),
+      );
+      expect(back.body.data.map((m: { id: string }) => m.id)).toEqual([page1.body.data[0]!.id]);
     });
   });
 
   describe('GET /v1/analytics/churn', () => {
     it('answers logo churn, gross revenue churn and net revenue retention', async () => {
-      const churn = await ok('GET', '/v1/analytics/churn?from=2026-05&to=2026-05');
+      const churn = await ok(tenant.http.GET('/v1/analytics/churn', { query: { from: '2026-05', to: '2026-05' } }));
       expect(churn.months[0]).toEqual({
         month: '2026-05',
         customers_start: 5,
@@ -190,12 +205,12 @@ describe('analytics', () => {
 
   describe('GET /v1/analytics/cohorts', () => {
     it('follows the April cohort month by month', async () => {
-      const report = await ok('GET', '/v1/analytics/cohorts?from=2026-04&to=2026-06');
+      const report = await ok(tenant.http.GET('/v1/analytics/cohorts', { query: { from: '2026-04', to: '2026-06' } }));
       expect(report.cohorts).toHaveLength(1);
-      const april = report.cohorts[0];
+      const april = report.cohorts[0]!;
       expect(april).toMatchObject({ cohort: '2026-04', customers: 5, mrr: 830000 });
       expect(
-        april.months.map((m: { month: string; customers: number; mrr: number; customer_retention: number }) => [
+        april.months.map((m: { month: string; customers: number; mrr: number; customer_retention: number | null }) => [
           m.month,
           m.customers,
           m.mrr,
@@ -231,13 +246,15 @@ describe('GET /v1/analytics/invoice-aging', () => {
   it('buckets what is still due on open invoices by days past due, with the invoices behind each bucket', async () => {
     const other = await t.registerTenant({ gstin: gstinFor('29') }); // registered for GST: its invoices carry 18 %
     t.clock.set(new Date('2026-06-30T12:00:00Z'));
-    const customer = (await other.api('POST', '/v1/customers', { email: 'aging@analytics.test', name: 'Aging' })).body.data.id;
+    const customer = (await other.http.POST('/v1/customers', { body: { email: 'aging@analytics.test', name: 'Aging' } })).body.data.id;
     const invoice = async (amount: number, due: string) => {
-      const res = await other.api('POST', '/v1/invoices', {
-        customer_id: customer,
-        currency: 'INR',
-        due_date: due,
-        lines: [{ description: 'Work', quantity: 1, unit_amount: amount, hsn_code: '998314' }],
+      const res = await other.http.POST('/v1/invoices', {
+        body: {
+          customer_id: customer,
+          currency: 'INR',
+          due_date: due,
+          lines: [{ description: 'Work', quantity: 1, unit_amount: amount, hsn_code: '998314' }],
+        },
       });
       expect(res.status).toBe(201);
       return res.body.data;
@@ -248,9 +265,11 @@ describe('GET /v1/analytics/invoice-aging', () => {
     await invoice(40000, '2026-04-16T00:00:00Z'); // 75 days
     await invoice(50000, '2026-01-01T00:00:00Z'); // 180 days
     const paid = await invoice(60000, '2026-05-16T00:00:00Z');
-    await other.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: paid.id, payment_type: 'bank_transfer', amount: paid.amount_due });
+    await other.http.POST('/v1/payments/offline', {
+      body: { customer_id: customer, invoice_id: paid.id, payment_type: 'bank_transfer', amount: paid.amount_due },
+    });
 
-    const res = await other.api('GET', '/v1/analytics/invoice-aging?currency=INR');
+    const res = reportOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { currency: 'INR' } }));
     expect(res.status).toBe(200);
     const due = (base: number) => base + Math.round(base * 0.18); // ₹ + 18 % IGST/CGST+SGST
     expect(res.body.data.buckets).toEqual([
@@ -262,7 +281,7 @@ describe('GET /v1/analytics/invoice-aging', () => {
     ]);
     expect(res.body.data.total).toBe(due(10000) + due(20000) + due(30000) + due(40000) + due(50000));
 
-    const bucket = await other.api('GET', '/v1/analytics/invoice-aging?bucket=31_60');
+    const bucket = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: '31_60' } }));
     expect(bucket.body.data).toEqual([expect.objectContaining({ invoice_id: d45.id, days_past_due: 45, amount_due: d45.amount_due, bucket: '31_60' })]);
 
     // The bucket lists page by due date: every bucket edge (0, 1, 30, 31, 60, 61, 90, 91 days past
@@ -272,22 +291,24 @@ describe('GET /v1/analytics/invoice-aging', () => {
       await invoice(1000, new Date(today - days * 86_400_000).toISOString());
       await invoice(1000, new Date(today - days * 86_400_000 + 86_399_000).toISOString());
     }
-    const summary = (await other.api('GET', '/v1/analytics/invoice-aging?currency=INR')).body.data.buckets as { bucket: string; count: number }[];
+    const summary = reportOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { currency: 'INR' } })).body.data.buckets;
     expect(summary.map((b) => b.count)).toEqual([3, 5, 5, 5, 3]);
     for (const { bucket: name, count } of summary) {
-      const list = await other.api('GET', `/v1/analytics/invoice-aging?bucket=${name}&limit=1000`);
+      const list = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: name, limit: 1000 } }));
       expect(list.body, name).toMatchObject({ total_count: count, has_more: false });
       expect(list.body.data, name).toHaveLength(count);
       const days = list.body.data.map((r: { days_past_due: number }) => r.days_past_due);
       expect(days, name).toEqual([...days].sort((a: number, b: number) => b - a));
     }
     // Cursor pages walk the same list.
-    const all = (await other.api('GET', '/v1/analytics/invoice-aging?bucket=1_30')).body.data.map((r: { invoice_id: string }) => r.invoice_id);
-    const first = await other.api('GET', '/v1/analytics/invoice-aging?bucket=1_30&limit=2');
+    const all = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: '1_30' } })).body.data.map(
+      (r: { invoice_id: string }) => r.invoice_id,
+    );
+    const first = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: '1_30', limit: 2 } }));
     expect(first.body).toMatchObject({ has_more: true, total_count: 5 });
-    const next = await other.api('GET', `/v1/analytics/invoice-aging?bucket=1_30&limit=2&starting_after=${all[1]}`);
+    const next = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: '1_30', limit: 2, starting_after: all[1] } }));
     expect(next.body.data.map((r: { invoice_id: string }) => r.invoice_id)).toEqual(all.slice(2, 4));
-    const previous = await other.api('GET', `/v1/analytics/invoice-aging?bucket=1_30&limit=2&ending_before=${all[4]}`);
+    const previous = listOf(await other.http.GET('/v1/analytics/invoice-aging', { query: { bucket: '1_30', limit: 2, ending_before: all[4] } }));
     expect(previous.body.data.map((r: { invoice_id: string }) => r.invoice_id)).toEqual(all.slice(2, 4));
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import type { components } from '../../../clients/typescript/src/schema.js';
+import { dataOf as ok } from '../../../test/support/typed-api.js';
 import { monthlyRecurringRevenue } from './mrr.js';
 
 /**
@@ -15,24 +17,21 @@ let t: TestKosh;
 let tenant: Tenant;
 const subs: string[] = [];
 
-async function ok(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body?.data;
-}
-
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant();
-  const basic = (await ok('POST', '/v1/plans', { name: 'basic', code: 'basic', interval_unit: 'month', amount: 100_000, currency: 'INR' })).id;
-  const addOn = (await ok('POST', '/v1/plans', { name: 'support', code: 'support', interval_unit: 'month', amount: 19_999, currency: 'INR' })).prices[0].id;
-  await ok('POST', '/v1/coupons', { code: 'ALL20', percent_off: 20, duration: 'forever' });
-  await ok('POST', '/v1/coupons', { code: 'BASIC10', percent_off: 10, duration: 'forever', plan_ids: [basic] });
-  await ok('POST', '/v1/coupons', { code: 'OFF300', amount_off: 30_000, currency: 'INR', duration: 'forever' });
+  const basic = (await ok(tenant.http.POST('/v1/plans', { body: { name: 'basic', code: 'basic', interval_unit: 'month', amount: 100_000, currency: 'INR' } })))
+    .id;
+  const addOn = (
+    await ok(tenant.http.POST('/v1/plans', { body: { name: 'support', code: 'support', interval_unit: 'month', amount: 19_999, currency: 'INR' } }))
+  ).prices[0]!.id;
+  await ok(tenant.http.POST('/v1/coupons', { body: { code: 'ALL20', percent_off: 20, duration: 'forever' } }));
+  await ok(tenant.http.POST('/v1/coupons', { body: { code: 'BASIC10', percent_off: 10, duration: 'forever', plan_ids: [basic] } }));
+  await ok(tenant.http.POST('/v1/coupons', { body: { code: 'OFF300', amount_off: 30_000, currency: 'INR', duration: 'forever' } }));
   for (const [i, coupon] of [undefined, 'ALL20', 'BASIC10', 'OFF300'].entries()) {
-    const customer = (await ok('POST', '/v1/customers', { email: `s${i}@mrr-items.test` })).id;
-    const sub = await ok('POST', '/v1/subscriptions', { customer_id: customer, plan_id: basic, ...(coupon ? { coupon } : {}) });
-    await ok('POST', `/v1/subscriptions/${sub.id}/items`, { price_id: addOn, quantity: 3, proration_behavior: 'none' });
+    const customer = (await ok(tenant.http.POST('/v1/customers', { body: { email: `s${i}@mrr-items.test` } }))).id;
+    const sub = await ok(tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: basic, ...(coupon ? { coupon } : {}) } }));
+    await ok(tenant.http.POST('/v1/subscriptions/{id}/items', { path: { id: sub.id }, body: { price_id: addOn, quantity: 3, proration_behavior: 'none' } }));
     subs.push(sub.id);
   }
 }, 120_000);
@@ -40,7 +39,7 @@ afterAll(() => t?.close());
 
 describe('MRR with subscription items', () => {
   it('adds each add-on’s price × quantity, the coupon taken off the lines it covers', async () => {
-    const report = await ok('GET', '/v1/analytics/mrr?currency=INR');
+    const report = await ok(tenant.http.GET('/v1/analytics/mrr', { query: { currency: 'INR' } }));
     expect(report.months.at(-1)).toMatchObject({ mrr: 567_989, subscriptions: 4 });
     // The TypeScript twin agrees, subscription by subscription.
     const base = { amount: 100_000, quantity: 1, intervalUnit: 'month' as const, intervalCount: 1, status: 'active' };
@@ -54,15 +53,17 @@ describe('MRR with subscription items', () => {
   });
 
   it('records the removal of an add-on as a contraction in the snapshot', async () => {
-    await ok('POST', '/v1/analytics/snapshots');
+    await ok(tenant.http.POST('/v1/analytics/snapshots'));
     t.clock.advanceDays(1); // a day later, in the same month
-    const items = await ok('GET', `/v1/subscriptions/${subs[0]}/items`);
+    const items = await ok(tenant.http.GET('/v1/subscriptions/{id}/items', { path: { id: subs[0]! } }));
     const addOn = items.find((i: { kind: string }) => i.kind === 'add_on');
-    await ok('DELETE', `/v1/subscriptions/${subs[0]}/items/${addOn.id}?proration_behavior=none`);
+    await ok(
+      tenant.http.DELETE('/v1/subscriptions/{id}/items/{item_id}', { path: { id: subs[0]!, item_id: addOn!.id! }, query: { proration_behavior: 'none' } }),
+    );
     // S1 loses its 59 997: 567 989 − 59 997 = 507 992.
-    expect((await ok('GET', '/v1/analytics/mrr?currency=INR')).months.at(-1)).toMatchObject({ mrr: 507_992 });
-    await ok('POST', '/v1/analytics/snapshots');
-    const waterfall = await ok('GET', '/v1/analytics/mrr/waterfall?currency=INR');
+    expect((await ok(tenant.http.GET('/v1/analytics/mrr', { query: { currency: 'INR' } }))).months.at(-1)).toMatchObject({ mrr: 507_992 });
+    await ok(tenant.http.POST('/v1/analytics/snapshots'));
+    const waterfall = (await ok(tenant.http.GET('/v1/analytics/mrr/waterfall', { query: { currency: 'INR' } }))) as components['schemas']['MrrWaterfall'];
     // The month: 567 989 new (four subscriptions with their add-ons), 59 997 contraction, ending 507 992.
     expect(waterfall.months.at(-1)).toMatchObject({ new: 567_989, contraction: 59_997, net_change: 507_992, ending_mrr: 507_992 });
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { dataOf as ok } from '../../../test/support/typed-api.js';
 import { monthlyRecurringRevenue } from './mrr.js';
 
 /**
@@ -14,29 +15,32 @@ import { monthlyRecurringRevenue } from './mrr.js';
 let t: TestKosh;
 let tenant: Tenant;
 
-async function ok(method: 'GET' | 'POST', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body?.data;
-}
-
 async function currentMonth() {
-  const report = await ok('GET', '/v1/analytics/mrr?currency=INR');
+  const report = await ok(tenant.http.GET('/v1/analytics/mrr', { query: { currency: 'INR' } }));
   return report.months.at(-1);
 }
 
 beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant();
-  const basic = (await ok('POST', '/v1/plans', { name: 'basic', code: 'basic', interval_unit: 'month', interval_count: 1, amount: 100_000, currency: 'INR' }))
-    .id;
-  const team = (await ok('POST', '/v1/plans', { name: 'team', code: 'team', interval_unit: 'month', interval_count: 1, amount: 199_900, currency: 'INR' })).id;
-  await ok('POST', '/v1/coupons', { code: 'FOREVER20', percent_off: 20, duration: 'forever' });
-  await ok('POST', '/v1/coupons', { code: 'ONCE50', percent_off: 50, duration: 'once' });
-  await ok('POST', '/v1/coupons', { code: 'TWOMONTHS250', amount_off: 25_000, currency: 'INR', duration: 'repeating', duration_in_months: 2 });
+  const basic = (
+    await ok(
+      tenant.http.POST('/v1/plans', { body: { name: 'basic', code: 'basic', interval_unit: 'month', interval_count: 1, amount: 100_000, currency: 'INR' } }),
+    )
+  ).id;
+  const team = (
+    await ok(
+      tenant.http.POST('/v1/plans', { body: { name: 'team', code: 'team', interval_unit: 'month', interval_count: 1, amount: 199_900, currency: 'INR' } }),
+    )
+  ).id;
+  await ok(tenant.http.POST('/v1/coupons', { body: { code: 'FOREVER20', percent_off: 20, duration: 'forever' } }));
+  await ok(tenant.http.POST('/v1/coupons', { body: { code: 'ONCE50', percent_off: 50, duration: 'once' } }));
+  await ok(
+    tenant.http.POST('/v1/coupons', { body: { code: 'TWOMONTHS250', amount_off: 25_000, currency: 'INR', duration: 'repeating', duration_in_months: 2 } }),
+  );
   const subscribe = async (i: number, plan: string, coupon: string) => {
-    const customer = (await ok('POST', '/v1/customers', { email: `s${i}@mrr.test` })).id;
-    await ok('POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan, coupon });
+    const customer = (await ok(tenant.http.POST('/v1/customers', { body: { email: `s${i}@mrr.test` } }))).id;
+    await ok(tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: plan, coupon } }));
   };
   await subscribe(1, basic, 'FOREVER20');
   await subscribe(2, basic, 'ONCE50');
@@ -56,10 +60,10 @@ describe('MRR on read, net of coupons', () => {
   });
 
   it('takes snapshots net of coupons too', async () => {
-    const snap = await ok('POST', '/v1/analytics/snapshots');
+    const snap = await ok(tenant.http.POST('/v1/analytics/snapshots'));
     expect(snap.subscriptions).toBe(4);
     t.clock.advanceDays(31);
-    const report = await ok('GET', '/v1/analytics/mrr?currency=INR');
+    const report = await ok(tenant.http.GET('/v1/analytics/mrr', { query: { currency: 'INR' } }));
     // Last month is its snapshot: ₹4,399.20.
     expect(report.months.at(-2)).toMatchObject({ mrr: 439_920 });
   });

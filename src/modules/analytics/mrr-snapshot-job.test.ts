@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { dataOf as ok } from '../../../test/support/typed-api.js';
 import { snapshotAllTenants } from './analytics.service.js';
 
 /**
@@ -12,16 +13,10 @@ let t: TestKosh;
 let repriced: Tenant;
 let healthy: Tenant;
 
-async function ok(tenant: Tenant, method: 'GET' | 'POST', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
-  return res.body?.data;
-}
-
 async function subscribeOne(tenant: Tenant, amount: number): Promise<string> {
-  const plan = await ok(tenant, 'POST', '/v1/plans', { name: 'Team', code: 'team', interval_unit: 'month', amount, currency: 'INR' });
-  const customer = await ok(tenant, 'POST', '/v1/customers', { email: `c@${tenant.tenantId.slice(0, 8)}.test`, name: 'C' });
-  await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id });
+  const plan = await ok(tenant.http.POST('/v1/plans', { body: { name: 'Team', code: 'team', interval_unit: 'month', amount, currency: 'INR' } }));
+  const customer = await ok(tenant.http.POST('/v1/customers', { body: { email: `c@${tenant.tenantId.slice(0, 8)}.test`, name: 'C' } }));
+  await ok(tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer.id, plan_id: plan.id } }));
   return plan.id as string;
 }
 
@@ -31,16 +26,16 @@ beforeAll(async () => {
   healthy = await t.registerTenant();
   const plan = await subscribeOne(repriced, 100_000);
   // The plan's price changes: the old price is archived, the running subscription keeps it.
-  await ok(repriced, 'POST', `/v1/plans/${plan}/prices`, { amount: 150_000, currency: 'INR' });
+  await ok(repriced.http.POST('/v1/plans/{id}/prices', { path: { id: plan }, body: { amount: 150_000, currency: 'INR' } }));
   await subscribeOne(healthy, 70_000);
 }, 120_000);
 afterAll(() => t?.close());
 
 describe('the MRR snapshot job', () => {
   it('counts a subscription of a repriced plan once, at the price it bills', async () => {
-    const res = await repriced.api('POST', '/v1/analytics/snapshots');
+    const res = await repriced.http.POST('/v1/analytics/snapshots');
     expect(res.status, res.text).toBe(200);
-    const mrr = await ok(repriced, 'GET', '/v1/analytics/mrr');
+    const mrr = await ok(repriced.http.GET('/v1/analytics/mrr'));
     expect(mrr.months.at(-1)).toMatchObject({ mrr: 100_000, subscriptions: 1 });
   });
 
@@ -57,7 +52,7 @@ describe('the MRR snapshot job', () => {
       const totals = await snapshotAllTenants(t.database.db, 'test', t.clock.now());
       expect(totals.failed.map((f) => f.tenantId)).toEqual([repriced.tenantId]);
       expect(totals.tenants).toBe(1);
-      const mrr = await ok(healthy, 'GET', '/v1/analytics/mrr');
+      const mrr = await ok(healthy.http.GET('/v1/analytics/mrr'));
       expect(mrr.months.at(-1)).toMatchObject({ mrr: 70_000, subscriptions: 1 });
     } finally {
       await sql.raw('DROP TRIGGER refuse_one_tenant ON mrr_daily; DROP FUNCTION refuse_one_tenant();').execute(t.database.db);
