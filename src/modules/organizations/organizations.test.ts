@@ -135,30 +135,14 @@ describe('organizations', () => {
     });
 
     it('consolidates every member in the reporting currency at the rate in force on the date', async () => {
-      expect(
-        (
-          await inr.http.PUT('/v1/organizations/{id}/fx-rates/{currency}', {
-            path: { id: orgId, currency: 'USD' },
-            body: { rate: '83.25', effective_date: '2026-04-01' },
-          })
-        ).status,
-      ).toBe(200);
-      expect(
-        (
-          await usd.http.PUT('/v1/organizations/{id}/fx-rates/{currency}', {
-            path: { id: orgId, currency: 'eur' },
-            body: { rate: 90.5, effective_date: '2026-04-01' },
-          })
-        ).status,
-      ).toBe(200);
-      expect(
-        (
-          await eur.http.PUT('/v1/organizations/{id}/fx-rates/{currency}', {
-            path: { id: orgId, currency: 'EUR' },
-            body: { rate: '91', effective_date: '2026-05-01' },
-          })
-        ).status,
-      ).toBe(200);
+      const rates = [
+        [inr, 'USD', { rate: '83.25', effective_date: '2026-04-01' }],
+        [usd, 'eur', { rate: 90.5, effective_date: '2026-04-01' }],
+        [eur, 'EUR', { rate: '91', effective_date: '2026-05-01' }],
+      ] as const;
+      for (const [tenant, currency, body] of rates) {
+        expect((await tenant.http.PUT('/v1/organizations/{id}/fx-rates/{currency}', { path: { id: orgId, currency }, body })).status).toBe(200);
+      }
 
       const april = (await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-04-10' } })).body.data;
       expect(april.missing_rates).toEqual([]);
