@@ -21,10 +21,10 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 let n = 0;
-const planBody = (code = `idem-${++n}`) => ({ name: `Plan ${code}`, code, interval_unit: 'month', amount: 10000, currency: 'INR' });
+const planBody = (code = `idem-${++n}`) => ({ name: `Plan ${code}`, code, interval_unit: 'month' as const, amount: 10000, currency: 'INR' });
 
 async function plansWithCode(tenant: Tenant, code: string): Promise<number> {
-  const res = await tenant.api('GET', `/v1/plans?q=${encodeURIComponent(code)}`);
+  const res = await tenant.http.GET('/v1/plans', { query: { q: code } });
   expect(res.status).toBe(200);
   return res.body.data.filter((p: { code: string }) => p.code === code).length;
 }
@@ -39,11 +39,11 @@ describe('idempotency', () => {
     it('replays the stored status and body with idempotent-replayed: true, and creates one record', async () => {
       const key = randomUUID();
       const body = planBody();
-      const first = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
+      const first = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
       expect(first.status).toBe(201);
       expect(first.headers['idempotent-replayed']).toBeUndefined();
 
-      const again = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
+      const again = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
@@ -53,10 +53,10 @@ describe('idempotency', () => {
     it('treats the same fields in another order as the same request', async () => {
       const key = randomUUID();
       const body = planBody();
-      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const reordered = Object.fromEntries(Object.entries(body).reverse()) as typeof body;
       expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(body));
-      const first = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
-      const again = await acme.api('POST', '/v1/plans', reordered, { 'idempotency-key': key });
+      const first = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
+      const again = await acme.http.POST('/v1/plans', { body: reordered, headers: { 'idempotency-key': key } });
       expect(first.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body.data.id).toBe(first.body.data.id);
@@ -65,9 +65,9 @@ describe('idempotency', () => {
     it('runs concurrent requests with one key once: one record, every answer a 201 or 409 in progress', async () => {
       const key = randomUUID();
       const body = planBody();
-      const answers = await Promise.all(Array.from({ length: 6 }, () => acme.api('POST', '/v1/plans', body, { 'idempotency-key': key })));
+      const answers = await Promise.all(Array.from({ length: 6 }, () => acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } })));
       for (const res of answers) {
-        if (res.status === 409) expect(res.body.error).toMatchObject({ code: 'conflict', reason: 'idempotency_key_in_use' });
+        if (res.status === 409) expect(res.error).toMatchObject({ code: 'conflict', reason: 'idempotency_key_in_use' });
         else expect(res.status).toBe(201);
       }
       const created = answers.filter((r) => r.status === 201);
@@ -81,20 +81,20 @@ describe('idempotency', () => {
   describe('same key, different request', () => {
     it('refuses a different body with 422 validation_failed, reason idempotency_key_reused', async () => {
       const key = randomUUID();
-      expect((await acme.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key })).status).toBe(201);
+      expect((await acme.http.POST('/v1/plans', { body: planBody(), headers: { 'idempotency-key': key } })).status).toBe(201);
       const other = planBody();
-      const res = await acme.api('POST', '/v1/plans', other, { 'idempotency-key': key });
+      const res = await acme.http.POST('/v1/plans', { body: other, headers: { 'idempotency-key': key } });
       expect(res.status).toBe(422);
-      expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'idempotency_key_reused' });
+      expect(res.error).toMatchObject({ code: 'validation_failed', reason: 'idempotency_key_reused' });
       expect(await plansWithCode(acme, other.code)).toBe(0);
     });
 
     it('refuses the same key on another route with 422', async () => {
       const key = randomUUID();
-      expect((await acme.api('POST', '/v1/developer/keys', { name: 'k' }, { 'idempotency-key': key })).status).toBe(201);
-      const res = await acme.api('POST', '/v1/customers', { email: `${key}@customer.test` }, { 'idempotency-key': key });
+      expect((await acme.http.POST('/v1/developer/keys', { body: { name: 'k' }, headers: { 'idempotency-key': key } })).status).toBe(201);
+      const res = await acme.http.POST('/v1/customers', { body: { email: `${key}@customer.test` }, headers: { 'idempotency-key': key } });
       expect(res.status).toBe(422);
-      expect(res.body.error.reason).toBe('idempotency_key_reused');
+      expect(res.error!.reason).toBe('idempotency_key_reused');
     });
   });
 
@@ -103,16 +103,16 @@ describe('idempotency', () => {
       const key = randomUUID();
       const acmeBody = planBody();
       const globexBody = planBody();
-      const a = await acme.api('POST', '/v1/plans', acmeBody, { 'idempotency-key': key });
-      const g = await globex.api('POST', '/v1/plans', globexBody, { 'idempotency-key': key });
+      const a = await acme.http.POST('/v1/plans', { body: acmeBody, headers: { 'idempotency-key': key } });
+      const g = await globex.http.POST('/v1/plans', { body: globexBody, headers: { 'idempotency-key': key } });
       expect(a.status).toBe(201);
       expect(g.status).toBe(201);
       expect(g.headers['idempotent-replayed']).toBeUndefined();
       expect(g.body.data.tenant_id).toBe(globex.tenantId);
       // The same body as acme's under the same key is new for globex, not acme's replay.
-      const g2 = await globex.api('POST', '/v1/plans', acmeBody, { 'idempotency-key': randomUUID() });
+      const g2 = await globex.http.POST('/v1/plans', { body: acmeBody, headers: { 'idempotency-key': randomUUID() } });
       expect(g2.status).toBe(201);
-      const aReplay = await acme.api('POST', '/v1/plans', acmeBody, { 'idempotency-key': key });
+      const aReplay = await acme.http.POST('/v1/plans', { body: acmeBody, headers: { 'idempotency-key': key } });
       expect(aReplay.body.data.id).toBe(a.body.data.id);
     });
   });
@@ -120,37 +120,37 @@ describe('idempotency', () => {
   describe('expiry', () => {
     it('replays until 24 h have passed, then executes the request again', async () => {
       const key = randomUUID();
-      const first = await acme.api('POST', '/v1/developer/keys', { name: 'ttl' }, { 'idempotency-key': key });
+      const first = await acme.http.POST('/v1/developer/keys', { body: { name: 'ttl' }, headers: { 'idempotency-key': key } });
       expect(first.status).toBe(201);
 
       t.clock.advance(IDEMPOTENCY_TTL_MS - 1000);
-      const within = await acme.api('POST', '/v1/developer/keys', { name: 'ttl' }, { 'idempotency-key': key });
+      const within = await acme.http.POST('/v1/developer/keys', { body: { name: 'ttl' }, headers: { 'idempotency-key': key } });
       expect(within.headers['idempotent-replayed']).toBe('true');
       expect(within.body.data.id).toBe(first.body.data.id);
 
       t.clock.advance(2000);
-      const after = await acme.api('POST', '/v1/developer/keys', { name: 'ttl' }, { 'idempotency-key': key });
+      const after = await acme.http.POST('/v1/developer/keys', { body: { name: 'ttl' }, headers: { 'idempotency-key': key } });
       expect(after.status).toBe(201);
       expect(after.headers['idempotent-replayed']).toBeUndefined();
       expect(after.body.data.id).not.toBe(first.body.data.id);
 
       // The key now holds the new answer.
-      const replay = await acme.api('POST', '/v1/developer/keys', { name: 'ttl' }, { 'idempotency-key': key });
+      const replay = await acme.http.POST('/v1/developer/keys', { body: { name: 'ttl' }, headers: { 'idempotency-key': key } });
       expect(replay.body.data.id).toBe(after.body.data.id);
     });
 
     it('accepts a different request under an expired key', async () => {
       const key = randomUUID();
-      expect((await acme.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key })).status).toBe(201);
+      expect((await acme.http.POST('/v1/plans', { body: planBody(), headers: { 'idempotency-key': key } })).status).toBe(201);
       t.clock.advance(IDEMPOTENCY_TTL_MS + 1);
-      const res = await acme.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key });
+      const res = await acme.http.POST('/v1/plans', { body: planBody(), headers: { 'idempotency-key': key } });
       expect(res.status).toBe(201);
       expect(res.headers['idempotent-replayed']).toBeUndefined();
     });
 
     it('purges expired keys in the worker', async () => {
       const tenant = await t.registerTenant();
-      expect((await tenant.api('POST', '/v1/developer/keys', { name: 'purge' }, { 'idempotency-key': randomUUID() })).status).toBe(201);
+      expect((await tenant.http.POST('/v1/developer/keys', { body: { name: 'purge' }, headers: { 'idempotency-key': randomUUID() } })).status).toBe(201);
       expect(await idempotencyRows(tenant.tenantId)).toBe(1);
       t.clock.advance(IDEMPOTENCY_TTL_MS + 3_600_000);
       await t.kosh.worker.drain();
@@ -165,10 +165,10 @@ describe('idempotency', () => {
       ['with a non-ASCII character', 'clé'],
     ])('answers a key %s with 400 validation_failed and does nothing', async (_label, key) => {
       const body = planBody();
-      const res = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
+      const res = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
       expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('validation_failed');
-      expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'header.idempotency-key' })]);
+      expect(res.error!.code).toBe('validation_failed');
+      expect(res.error!.details).toEqual([expect.objectContaining({ field: 'header.idempotency-key' })]);
       expect(await plansWithCode(acme, body.code)).toBe(0);
     });
 
@@ -181,16 +181,16 @@ describe('idempotency', () => {
   describe('failures', () => {
     it('stores nothing for a failed request, so a corrected retry under the same key runs', async () => {
       const taken = planBody();
-      expect((await acme.api('POST', '/v1/plans', taken)).status).toBe(201);
+      expect((await acme.http.POST('/v1/plans', { body: taken })).status).toBe(201);
       const key = randomUUID();
       const before = await idempotencyRows(acme.tenantId);
 
-      const conflict = await acme.api('POST', '/v1/plans', taken, { 'idempotency-key': key });
+      const conflict = await acme.http.POST('/v1/plans', { body: taken, headers: { 'idempotency-key': key } });
       expect(conflict.status).toBe(409);
       expect(await idempotencyRows(acme.tenantId)).toBe(before);
 
       const corrected = planBody();
-      const retry = await acme.api('POST', '/v1/plans', corrected, { 'idempotency-key': key });
+      const retry = await acme.http.POST('/v1/plans', { body: corrected, headers: { 'idempotency-key': key } });
       expect(retry.status).toBe(201);
       expect(retry.headers['idempotent-replayed']).toBeUndefined();
       expect(await plansWithCode(acme, corrected.code)).toBe(1);
@@ -200,7 +200,7 @@ describe('idempotency', () => {
       const key = randomUUID();
       const bad = await acme.api('POST', '/v1/plans', { ...planBody(), amount: -1 }, { 'idempotency-key': key });
       expect(bad.status).toBe(400);
-      const good = await acme.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key });
+      const good = await acme.http.POST('/v1/plans', { body: planBody(), headers: { 'idempotency-key': key } });
       expect(good.status).toBe(201);
     });
   });
@@ -261,17 +261,17 @@ describe('idempotency', () => {
       try {
         // The same lock key as src/platform/idempotency/idempotency.ts computes.
         await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`idem:${acme.tenantId}:${key}`]);
-        const busy = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
+        const busy = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
         expect(busy.status).toBe(409);
-        expect(busy.body.error).toMatchObject({ code: 'conflict', reason: 'idempotency_key_in_use' });
+        expect(busy.error).toMatchObject({ code: 'conflict', reason: 'idempotency_key_in_use' });
         expect(await plansWithCode(acme, body.code)).toBe(0);
         // Another tenant's identical key is not blocked.
-        expect((await globex.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key })).status).toBe(201);
+        expect((await globex.http.POST('/v1/plans', { body: planBody(), headers: { 'idempotency-key': key } })).status).toBe(201);
       } finally {
         await holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`idem:${acme.tenantId}:${key}`]);
         holder.release();
       }
-      const done = await acme.api('POST', '/v1/plans', body, { 'idempotency-key': key });
+      const done = await acme.http.POST('/v1/plans', { body, headers: { 'idempotency-key': key } });
       expect(done.status).toBe(201);
       expect(done.headers['idempotent-replayed']).toBeUndefined();
     });

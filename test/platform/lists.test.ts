@@ -115,23 +115,23 @@ describe('lists', () => {
 
   describe('total_count', () => {
     it('stays exact as the tenant writes, and has_more comes from one extra row', async () => {
-      for (let i = 0; i < 4; i += 1) await acme.api('POST', '/v1/customers', { email: `count${i}@acme.test`, name: `Count ${i}` });
-      const first = await acme.api('GET', '/v1/customers?limit=3');
+      for (let i = 0; i < 4; i += 1) await acme.http.POST('/v1/customers', { body: { email: `count${i}@acme.test`, name: `Count ${i}` } });
+      const first = await acme.http.GET('/v1/customers', { query: { limit: 3 } });
       expect(first.body).toMatchObject({ has_more: true, total_count: 4 });
-      await acme.api('POST', '/v1/customers', { email: 'count4@acme.test', name: 'Count 4' });
-      const again = await acme.api('GET', '/v1/customers?limit=3');
+      await acme.http.POST('/v1/customers', { body: { email: 'count4@acme.test', name: 'Count 4' } });
+      const again = await acme.http.GET('/v1/customers', { query: { limit: 3 } });
       expect(again.body).toMatchObject({ has_more: true, total_count: 5 });
-      const last = await acme.api('GET', '/v1/customers?limit=3&page=2');
+      const last = await acme.http.GET('/v1/customers', { query: { limit: 3, page: 2 } });
       expect(last.body).toMatchObject({ has_more: false, total_count: 5 });
       expect(last.body.data).toHaveLength(2);
     });
 
     it('pages with starting_after and ending_before through the same list', async () => {
-      const all = (await acme.api('GET', '/v1/customers?limit=100')).body.data.map((c: { id: string }) => c.id);
-      const next = await acme.api('GET', `/v1/customers?limit=2&starting_after=${all[1]}`);
+      const all = (await acme.http.GET('/v1/customers', { query: { limit: 100 } })).body.data.map((c: { id: string }) => c.id);
+      const next = await acme.http.GET('/v1/customers', { query: { limit: 2, starting_after: all[1] } });
       expect(next.body.data.map((c: { id: string }) => c.id)).toEqual(all.slice(2, 4));
       expect(next.body.has_more).toBe(true);
-      const previous = await acme.api('GET', `/v1/customers?limit=2&ending_before=${all[3]}`);
+      const previous = await acme.http.GET('/v1/customers', { query: { limit: 2, ending_before: all[3] } });
       expect(previous.body.data.map((c: { id: string }) => c.id)).toEqual(all.slice(1, 3));
       const both = await acme.api('GET', `/v1/customers?starting_after=${all[0]}&ending_before=${all[1]}`);
       expect(both.status).toBe(400);

@@ -45,18 +45,21 @@ beforeAll(async () => {
   t.clock.set('2026-04-01T00:00:00Z');
 
   const plan = await createPlan(acme, { amount: 100_000 });
-  await ok(await acme.api('POST', '/v1/features', { key: 'sso', name: 'Single sign-on', type: 'boolean' }), 201);
-  await ok(await acme.api('POST', '/v1/features', { key: 'projects', name: 'Projects', type: 'quantity' }), 201);
-  await ok(await acme.api('POST', '/v1/features', { key: 'api_calls', name: 'API calls', type: 'quantity' }), 201);
-  await ok(await acme.api('POST', '/v1/features', { key: 'support', name: 'Support <tier>', type: 'enum', values: ['standard', 'priority'] }), 201);
-  await ok(await acme.api('POST', '/v1/features', { key: 'audit_log', name: 'Audit log', type: 'boolean' }), 201);
+  await ok(await acme.http.POST('/v1/features', { body: { key: 'sso', name: 'Single sign-on', type: 'boolean' } }), 201);
+  await ok(await acme.http.POST('/v1/features', { body: { key: 'projects', name: 'Projects', type: 'quantity' } }), 201);
+  await ok(await acme.http.POST('/v1/features', { body: { key: 'api_calls', name: 'API calls', type: 'quantity' } }), 201);
+  await ok(await acme.http.POST('/v1/features', { body: { key: 'support', name: 'Support <tier>', type: 'enum', values: ['standard', 'priority'] } }), 201);
+  await ok(await acme.http.POST('/v1/features', { body: { key: 'audit_log', name: 'Audit log', type: 'boolean' } }), 201);
   await ok(
-    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [
-      { feature_key: 'sso', value: true },
-      { feature_key: 'projects', value: 5 },
-      { feature_key: 'api_calls', value: null },
-      { feature_key: 'support', value: 'priority' },
-    ]),
+    await acme.http.PUT('/v1/plans/{id}/entitlements', {
+      path: { id: plan.id },
+      body: [
+        { feature_key: 'sso', value: true },
+        { feature_key: 'projects', value: 5 },
+        { feature_key: 'api_calls', value: null },
+        { feature_key: 'support', value: 'priority' },
+      ],
+    }),
   );
 
   holder = await createCustomer(acme);
@@ -64,20 +67,27 @@ beforeAll(async () => {
   const sub = await subscribe(acme, { customer_id: holder, plan_id: plan.id });
   await pay(acme, (await invoicesOf(acme, sub.id))[0]);
 
-  const grant = (body: Record<string, unknown>) => acme.api('POST', `/v1/customers/${holder}/credit-grants`, { currency: 'INR', ...body });
+  const grant = (body: { category: 'paid' | 'promotional'; amount: number; name: string; priority?: number; expires_at?: string }) =>
+    acme.http.POST('/v1/customers/{id}/credit-grants', { path: { id: holder }, body: { currency: 'INR', ...body } });
   promo = await ok(await grant({ category: 'promotional', amount: 3_000, name: 'Launch <offer>', priority: 10, expires_at: '2026-12-31T18:29:59Z' }), 201);
   paid = await ok(await grant({ category: 'paid', amount: 20_000, name: 'Top-up' }), 201);
-  await pay(acme, await ok(await acme.api('GET', `/v1/invoices/${paid.invoice_id}`)));
+  await pay(acme, await ok(await acme.http.GET('/v1/invoices/{id}', { path: { id: paid.invoice_id } })));
   t.clock.set('2026-04-05T00:00:00Z');
   drawn = await createInvoice(acme, holder, [10_000]);
   // Another customer's own grant, which the holder must never see.
-  await ok(await acme.api('POST', `/v1/customers/${other}/credit-grants`, { currency: 'INR', category: 'promotional', amount: 777, name: 'Not yours' }), 201);
+  await ok(
+    await acme.http.POST('/v1/customers/{id}/credit-grants', {
+      path: { id: other },
+      body: { currency: 'INR', category: 'promotional', amount: 777, name: 'Not yours' },
+    }),
+    201,
+  );
 });
 afterAll(() => t?.close());
 
 describe('portal credits page', () => {
   it('shows the balance, every grant and the draw-downs as the API answers them', async () => {
-    const api = (await acme.api('GET', `/v1/customers/${holder}/credit-grants`)).body;
+    const api = (await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: holder } })).body;
     expect(api.balances).toEqual([{ currency: 'INR', paid: 13_000, promotional: 0 }]);
     const res = await page('/portal/credits', await signInAs(holder));
     expect(res.status).toBe(200);
@@ -106,7 +116,7 @@ describe('portal credits page', () => {
     expect(html).not.toContain('Launch <offer>');
 
     // Draw-downs: the statement's credit_drawn rows, one per source, both on the same invoice.
-    const statement = (await acme.api('GET', `/v1/customers/${holder}/balance-transactions?limit=100`)).body.data as {
+    const statement = (await acme.http.GET('/v1/customers/{id}/balance-transactions', { path: { id: holder }, query: { limit: 100 } })).body.data as {
       id: string;
       type: string;
       amount: number;
@@ -125,7 +135,7 @@ describe('portal credits page', () => {
 
   it("never shows another customer's credits: the page is the signed-in customer's own", async () => {
     const html = (await page(`/portal/credits?customer_id=${holder}`, await signInAs(other))).text;
-    const theirs = (await acme.api('GET', `/v1/customers/${other}/credit-grants`)).body.data as { id: string }[];
+    const theirs = (await acme.http.GET('/v1/customers/{id}/credit-grants', { path: { id: other } })).body.data as { id: string }[];
     expect(theirs).toHaveLength(1);
     expect(row(html, 'credit-grant', theirs[0]!.id)?.[0]).toBe('Not yours');
     expect(html).not.toContain(promo.id);
@@ -151,7 +161,7 @@ describe('portal credits page', () => {
 
 describe('portal features page', () => {
   it("shows the customer's entitlements as GET /v1/customers/{id}/entitlements answers them", async () => {
-    const api = (await acme.api('GET', `/v1/customers/${holder}/entitlements`)).body.data;
+    const api = (await acme.http.GET('/v1/customers/{id}/entitlements', { path: { id: holder } })).body.data;
     expect(api.features).toEqual({ sso: true, projects: 5, api_calls: null, support: 'priority', audit_log: false });
     const html = (await page('/portal/features', await signInAs(holder))).text;
     expect(row(html, 'feature', 'sso')).toEqual(['Single sign-on', 'Included']);
@@ -163,7 +173,7 @@ describe('portal features page', () => {
   });
 
   it('shows a customer without a subscription that nothing is included', async () => {
-    const api = (await acme.api('GET', `/v1/customers/${other}/entitlements`)).body.data;
+    const api = (await acme.http.GET('/v1/customers/{id}/entitlements', { path: { id: other } })).body.data;
     expect(api.features).toEqual({ sso: false, projects: 0, api_calls: 0, support: null, audit_log: false });
     const html = (await page('/portal/features', await signInAs(other))).text;
     for (const key of ['sso', 'projects', 'api_calls', 'support', 'audit_log']) expect(row(html, 'feature', key)?.[1], key).toBe('Not included');

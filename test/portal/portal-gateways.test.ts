@@ -57,7 +57,7 @@ beforeAll(async () => {
     ['stripe', { secret_key: stripe.secretKey, webhook_secret: stripe.webhookSecret }, 'USD'],
     ['razorpay', { key_id: razorpay.keyId, key_secret: razorpay.keySecret, webhook_secret: razorpay.webhookSecret }, 'INR'],
   ] as const) {
-    const res = await tenant.api('POST', '/v1/gateway-connections', { provider, credentials, currencies: [currency] });
+    const res = await tenant.http.POST('/v1/gateway-connections', { body: { provider, credentials, currencies: [currency] } });
     expect(res.status, res.text).toBe(201);
     connections[provider] = res.body.data.id;
   }
@@ -95,7 +95,7 @@ async function customerWithInvoice(provider: Provider): Promise<{ customer: stri
 
 /** A signed-in portal session over plain HTTP: the cookie and the CSRF token. */
 async function signIn(customer: string): Promise<{ cookie: string; csrf: string }> {
-  const link = (await tenant.api('POST', `/v1/customers/${customer}/portal-sessions`)).body.data;
+  const link = (await tenant.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: customer } })).body.data;
   const login = await fetch(`${base}/portal/login?token=${encodeURIComponent(link.token)}`, { redirect: 'manual' });
   expect(login.status).toBe(303);
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
@@ -113,10 +113,12 @@ const postForm = (path: string, cookie: string, fields: Record<string, string>) 
   });
 
 const paymentMethodsOf = async (customer: string) =>
-  (await tenant.api('GET', `/v1/customers/${customer}/payment-methods`)).body.data as Record<string, unknown>[];
-const paymentsOf = async (invoiceId: string) => (await tenant.api('GET', `/v1/payments?invoice_id=${invoiceId}`)).body.data as { id: string }[];
+  (await tenant.http.GET('/v1/customers/{id}/payment-methods', { path: { id: customer } })).body.data as Record<string, unknown>[];
+const paymentsOf = async (invoiceId: string) => (await tenant.http.GET('/v1/payments', { query: { invoice_id: invoiceId } })).body.data as { id: string }[];
 async function ledgerEntriesOf(paymentId: string): Promise<unknown[]> {
-  const entries = (await tenant.api('GET', '/v1/ledger/journal-entries?kind=payment.recorded&limit=100')).body.data as { reference_id: string }[];
+  const entries = (await tenant.http.GET('/v1/ledger/journal-entries', { query: { kind: 'payment.recorded', limit: 100 } })).body.data as {
+    reference_id: string;
+  }[];
   return entries.filter((e) => e.reference_id === paymentId);
 }
 
@@ -251,7 +253,7 @@ describe.each(['razorpay', 'stripe'] as const)('portal with %s over HTTP (webhoo
     const listed = await (await get('/portal', cookie)).text();
     if (provider === 'razorpay') expect(listed).toContain('Up to ₹5,000.00 a debit, monthly, until 31 Mar 2031');
     // Consent and the setup are audited with the customer as the actor.
-    const audit = (await tenant.api('GET', `/v1/audit-log?object_id=${setupId}`)).body.data as { action: string; actor: { type: string } }[];
+    const audit = (await tenant.http.GET('/v1/audit-log', { query: { object_id: setupId } })).body.data as { action: string; actor: { type: string } }[];
     expect(audit.map((a) => a.action)).toContain('payment_method.setup');
     expect(audit.every((a) => a.actor.type === 'customer')).toBe(true);
 
@@ -276,7 +278,11 @@ describe.each(['razorpay', 'stripe'] as const)('portal with %s over HTTP (webhoo
         : [...razorpay.paymentLinks.values()].find((l) => l.notes.invoice_id === invoice.id)!.id;
     await deliver(provider, providerEvents(provider, checkoutReference));
     await get(paidBack);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data).toMatchObject({
+      status: 'paid',
+      amount_paid: invoice.total,
+      amount_due: 0,
+    });
     const payments = await paymentsOf(invoice.id);
     expect(payments).toHaveLength(1);
     expect(payments[0]).toMatchObject({ gateway: provider, amount: invoice.total, status: 'succeeded' });
@@ -288,7 +294,7 @@ describe.skipIf(!hasChromium)(`portal with Razorpay and Stripe in a browser${ski
   it.each(['razorpay', 'stripe'] as const)('%s: the customer saves a payment method and pays an open invoice (webhooks delivered)', async (provider) => {
     webhooks(true);
     const { customer, invoice } = await customerWithInvoice(provider);
-    const link = (await tenant.api('POST', `/v1/customers/${customer}/portal-sessions`)).body.data;
+    const link = (await tenant.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: customer } })).body.data;
     const context = await browser!.newContext();
     const page = await context.newPage();
     try {
@@ -330,10 +336,13 @@ describe.skipIf(!hasChromium)(`portal with Razorpay and Stripe in a browser${ski
     const payments = await paymentsOf(invoice.id);
     expect(payments).toHaveLength(1);
     expect(await ledgerEntriesOf(payments[0]!.id)).toHaveLength(1);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('paid');
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: invoice.id } })).body.data.status).toBe('paid');
     // The signed webhook, delivered before the browser came back, saved the method (asking the provider first).
     const [method] = await paymentMethodsOf(customer);
-    const audit = (await tenant.api('GET', `/v1/audit-log?object_id=${method!.id}`)).body.data as { action: string; actor: { type: string; label: string } }[];
+    const audit = (await tenant.http.GET('/v1/audit-log', { query: { object_id: method!.id as string } })).body.data as {
+      action: string;
+      actor: { type: string; label: string };
+    }[];
     expect(audit).toEqual([
       expect.objectContaining({ action: 'payment_method.create', actor: expect.objectContaining({ type: 'system', label: 'setup.completed webhook' }) }),
     ]);

@@ -27,8 +27,8 @@ let acme: Tenant;
 let other: Tenant;
 let kaCustomer: string;
 let mhCustomer: string;
-let intraInvoice: { id: string; number: string };
-let interInvoice: { id: string; number: string };
+let intraInvoice: { id: string; number: string | null };
+let interInvoice: { id: string; number: string | null };
 let tdsPayment: string;
 let creditNote: string;
 const connections: Record<string, string> = {};
@@ -37,14 +37,14 @@ const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function syncAndDrain(tenant: Tenant, connectionId: string) {
-  const res = await tenant.api('POST', '/v1/accounting/sync', { connection_id: connectionId });
+  const res = await tenant.http.POST('/v1/accounting/sync', { body: { connection_id: connectionId } });
   expect(res.status, res.text).toBe(202);
   await t.kosh.worker.drain();
-  return res.body.data[0].id as string;
+  return res.body.data[0]!.id;
 }
 
-async function status(tenant: Tenant, query = '') {
-  const res = await tenant.api('GET', `/v1/accounting/sync-status?limit=1000${query}`);
+async function status(tenant: Tenant, query: { connection_id?: string; record_type?: 'customer' } = {}) {
+  const res = await tenant.http.GET('/v1/accounting/sync-status', { query: { limit: 1000, ...query } });
   expect(res.status, res.text).toBe(200);
   return res.body;
 }
@@ -56,37 +56,45 @@ beforeAll(async () => {
   acme = await t.registerTenant({ state_code: '29', gstin: gstinFor('29') });
   other = await t.registerTenant();
 
-  const ka = await acme.api('POST', '/v1/customers', {
-    email: 'ka@buyer.in',
-    name: 'Bengaluru Buyer',
-    gstin: gstinFor('29', 'BBBBB2222B1Z'),
-    billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+  const ka = await acme.http.POST('/v1/customers', {
+    body: {
+      email: 'ka@buyer.in',
+      name: 'Bengaluru Buyer',
+      gstin: gstinFor('29', 'BBBBB2222B1Z'),
+      billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+    },
   });
-  const mh = await acme.api('POST', '/v1/customers', { email: 'mh@buyer.in', name: 'Mumbai Buyer', gstin: gstinFor('27', 'CCCCC3333C1Z') });
+  const mh = await acme.http.POST('/v1/customers', { body: { email: 'mh@buyer.in', name: 'Mumbai Buyer', gstin: gstinFor('27', 'CCCCC3333C1Z') } });
   kaCustomer = ka.body.data.id;
   mhCustomer = mh.body.data.id;
   const invoice = async (customer_id: string) => {
-    const res = await acme.api('POST', '/v1/invoices', {
-      customer_id,
-      currency: 'INR',
-      lines: [{ description: 'Pro plan', quantity: 2, unit_amount: 50_000, hsn_code: '998314' }],
+    const res = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id,
+        currency: 'INR',
+        lines: [{ description: 'Pro plan', quantity: 2, unit_amount: 50_000, hsn_code: '998314' }],
+      },
     });
     expect(res.status, res.text).toBe(201);
     return res.body.data;
   };
   intraInvoice = await invoice(kaCustomer);
   interInvoice = await invoice(mhCustomer);
-  const pay = await acme.api('POST', '/v1/payments/offline', {
-    customer_id: kaCustomer,
-    invoice_id: intraInvoice.id,
-    payment_type: 'bank_transfer',
-    amount: 108_000,
-    tds_amount: 10_000,
-    reference_number: 'UTR0001',
+  const pay = await acme.http.POST('/v1/payments/offline', {
+    body: {
+      customer_id: kaCustomer,
+      invoice_id: intraInvoice.id,
+      payment_type: 'bank_transfer',
+      amount: 108_000,
+      tds_amount: 10_000,
+      reference_number: 'UTR0001',
+    },
   });
   expect(pay.status, pay.text).toBe(201);
   tdsPayment = pay.body.data.id;
-  const note = await acme.api('POST', '/v1/credit-notes', { customer_id: mhCustomer, invoice_id: interInvoice.id, amount: 11_800, reason: 'Service credit' });
+  const note = await acme.http.POST('/v1/credit-notes', {
+    body: { customer_id: mhCustomer, invoice_id: interInvoice.id, amount: 11_800, reason: 'Service credit' },
+  });
   expect(note.status, note.text).toBe(201);
   creditNote = note.body.data.id;
 });
@@ -98,7 +106,10 @@ afterAll(async () => {
 describe('accounting connections', () => {
   describe('POST /v1/accounting/connect/{provider}', () => {
     it('answers an authorization URL with PKCE S256, the provider scopes and a single-use state', async () => {
-      const res = await acme.api('POST', '/v1/accounting/connect/quickbooks', { redirect_uri: 'https://kosh.example.com/dashboard/done', state: 'abc' });
+      const res = await acme.http.POST('/v1/accounting/connect/{provider}', {
+        path: { provider: 'quickbooks' },
+        body: { redirect_uri: 'https://kosh.example.com/dashboard/done', state: 'abc' },
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ provider: 'quickbooks', expires_in: 600 });
       const url = new URL(res.body.auth_url);
@@ -116,9 +127,9 @@ describe('accounting connections', () => {
     });
 
     it('asks Xero for offline_access and accounting scopes, Zoho for offline access on the .in accounts domain', async () => {
-      const xero = new URL((await acme.api('POST', '/v1/accounting/connect/xero', {})).body.auth_url);
+      const xero = new URL((await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'xero' }, body: {} })).body.auth_url);
       expect(xero.searchParams.get('scope')?.split(' ')).toEqual(expect.arrayContaining(['offline_access', 'accounting.transactions', 'accounting.contacts']));
-      const zoho = new URL((await acme.api('POST', '/v1/accounting/connect/zoho_books')).body.auth_url);
+      const zoho = new URL((await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'zoho_books' } })).body.auth_url);
       expect(zoho.searchParams.get('access_type')).toBe('offline');
       expect(zoho.searchParams.get('scope')).toContain('ZohoBooks.invoices.ALL');
     });
@@ -144,7 +155,7 @@ describe('accounting connections', () => {
     );
 
     it('sets the browser binding as an HttpOnly, SameSite=Lax, Secure cookie scoped to the provider’s callback', async () => {
-      const res = await acme.api('POST', '/v1/accounting/connect/xero', {});
+      const res = await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'xero' }, body: {} });
       expect(String(res.headers['set-cookie'])).toMatch(
         /^kosh_oauth_xero=[A-Za-z0-9_-]{43}; Path=\/v1\/accounting\/callback\/xero; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
       );
@@ -168,7 +179,7 @@ describe('accounting connections', () => {
       expect(token.authorization).toBe(`Basic ${Buffer.from('qbo-client:qbo-secret').toString('base64')}`);
       expect(callback.searchParams.get('realmId')).toBe(QBO_REALM);
 
-      const list = await acme.api('GET', '/v1/accounting/connections');
+      const list = await acme.http.GET('/v1/accounting/connections');
       expect(list.body.data).toEqual([
         expect.objectContaining({ id: connections.quickbooks, provider: 'quickbooks', status: 'active', external_tenant_id: QBO_REALM }),
       ]);
@@ -181,7 +192,7 @@ describe('accounting connections', () => {
       const zoho = await connectThroughBrowser(t, acme, 'zoho_books');
       connections.zoho_books = zoho.location.searchParams.get('connection_id')!;
       expect(sandbox.tokenRequests.at(-1)!.client_id).toBe('zoho-client'); // Zoho: client credentials in the body
-      const list = (await acme.api('GET', '/v1/accounting/connections')).body.data;
+      const list = (await acme.http.GET('/v1/accounting/connections')).body.data;
       expect(list).toEqual(
         expect.arrayContaining([
           expect.objectContaining({ id: connections.xero, provider: 'xero', external_tenant_id: XERO_TENANT, external_tenant_name: 'Demo Company (IN)' }),
@@ -191,7 +202,7 @@ describe('accounting connections', () => {
     });
 
     it('refuses a used, expired, foreign or forged state with 400 and stores nothing', async () => {
-      const count = async () => (await acme.api('GET', '/v1/accounting/connections')).body.total_count;
+      const count = async () => (await acme.http.GET('/v1/accounting/connections')).body.total_count;
       const before = await count();
       const { callback } = await connectThroughBrowser(t, acme, 'xero');
       const replay = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}` });
@@ -199,7 +210,7 @@ describe('accounting connections', () => {
       expect(replay.body.error.reason).toBe('invalid_state');
 
       // Issued for QuickBooks, presented at Xero's callback.
-      const qbo = await acme.api('POST', '/v1/accounting/connect/quickbooks', {});
+      const qbo = await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'quickbooks' }, body: {} });
       const state = new URL(qbo.body.auth_url).searchParams.get('state')!;
       expect((await t.call({ method: 'GET', url: `/v1/accounting/callback/xero?code=x&state=${encodeURIComponent(state)}` })).status).toBe(400);
       // Another tenant's id with this state's secret.
@@ -208,7 +219,7 @@ describe('accounting connections', () => {
       expect((await t.call({ method: 'GET', url: '/v1/accounting/callback/quickbooks?code=x&state=garbage' })).status).toBe(400);
       expect((await t.call({ method: 'GET', url: '/v1/accounting/callback/quickbooks?code=x' })).status).toBe(400);
 
-      const late = await acme.api('POST', '/v1/accounting/connect/zoho_books', {});
+      const late = await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'zoho_books' }, body: {} });
       t.clock.advance(601_000);
       const lateState = new URL(late.body.auth_url).searchParams.get('state')!;
       const expired = await t.call({ method: 'GET', url: `/v1/accounting/callback/zoho_books?code=x&state=${encodeURIComponent(lateState)}` });
@@ -217,13 +228,13 @@ describe('accounting connections', () => {
     });
 
     it('refuses with 403 a callback from another browser than the one that started (RFC 6749 §10.12), and connects nothing', async () => {
-      const before = (await other.api('GET', '/v1/accounting/connections')).body.total_count;
+      const before = (await other.http.GET('/v1/accounting/connections')).body.total_count;
       const tokens = sandbox.tokenRequests.length;
-      const stranger = bindingCookieOf(await acme.api('POST', '/v1/accounting/connect/quickbooks', {})); // another flow's binding
+      const stranger = bindingCookieOf(await acme.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'quickbooks' }, body: {} })); // another flow's binding
       for (const cookie of [undefined, stranger, 'kosh_oauth_quickbooks=forged']) {
         // The attacker starts a connection for their tenant and sends the authorization link to a
         // victim, whose browser consents at the provider and follows the redirect to Kosh.
-        const attacker = await other.api('POST', '/v1/accounting/connect/quickbooks', { state: 'lure' });
+        const attacker = await other.http.POST('/v1/accounting/connect/{provider}', { path: { provider: 'quickbooks' }, body: { state: 'lure' } });
         const consent = await fetch(attacker.body.auth_url, { redirect: 'manual' });
         const callback = new URL(consent.headers.get('location')!);
         const res = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}`, headers: cookie ? { cookie } : {} });
@@ -233,11 +244,14 @@ describe('accounting connections', () => {
         expect(res.headers.location).toBeUndefined();
       }
       expect(sandbox.tokenRequests.length).toBe(tokens); // no code was exchanged
-      expect((await other.api('GET', '/v1/accounting/connections')).body.total_count).toBe(before);
+      expect((await other.http.GET('/v1/accounting/connections')).body.total_count).toBe(before);
     });
 
     it('sends the browser back with the provider’s error when the user declines, and stores nothing', async () => {
-      const res = await other.api('POST', '/v1/accounting/connect/xero', { redirect_uri: 'https://kosh.example.com/back', state: 's1' });
+      const res = await other.http.POST('/v1/accounting/connect/{provider}', {
+        path: { provider: 'xero' },
+        body: { redirect_uri: 'https://kosh.example.com/back', state: 's1' },
+      });
       const state = new URL(res.body.auth_url).searchParams.get('state')!;
       const back = await t.call({
         method: 'GET',
@@ -247,17 +261,17 @@ describe('accounting connections', () => {
       expect(back.status).toBe(302);
       const location = new URL(String(back.headers.location));
       expect(Object.fromEntries(location.searchParams)).toMatchObject({ error: 'access_denied', state: 's1' });
-      expect((await other.api('GET', '/v1/accounting/connections')).body.total_count).toBe(0);
+      expect((await other.http.GET('/v1/accounting/connections')).body.total_count).toBe(0);
     });
 
     it('sends the browser back with an error, never a 500, when the provider’s token endpoint fails', async () => {
-      const before = (await acme.api('GET', '/v1/accounting/connections')).body.total_count;
+      const before = (await acme.http.GET('/v1/accounting/connections')).body.total_count;
       sandbox.errorPage('oauth', 1);
       const { location } = await connectThroughBrowser(t, other, 'xero', { state: 'mine' });
       expect(location.searchParams.get('error')).toBe('connection_failed');
       expect(location.searchParams.get('state')).toBe('mine');
-      expect((await other.api('GET', '/v1/accounting/connections')).body.total_count).toBe(0);
-      expect((await acme.api('GET', '/v1/accounting/connections')).body.total_count).toBe(before);
+      expect((await other.http.GET('/v1/accounting/connections')).body.total_count).toBe(0);
+      expect((await acme.http.GET('/v1/accounting/connections')).body.total_count).toBe(before);
     });
   });
 });
@@ -325,8 +339,8 @@ describe('accounting sync', () => {
         TxnTaxDetail: { TotalTax: 18 },
       });
 
-      const s = await status(acme, `&connection_id=${connections.quickbooks}`);
-      expect(s.data.every((r: { status: string; external_id: string }) => r.status === 'synced' && r.external_id)).toBe(true);
+      const s = await status(acme, { connection_id: connections.quickbooks });
+      expect(s.data.every((r) => r.status === 'synced' && r.external_id)).toBe(true);
       expect(s.data.map((r: { record_type: string }) => r.record_type).sort()).toEqual([
         'credit_note',
         'customer',
@@ -344,7 +358,7 @@ describe('accounting sync', () => {
       await syncAndDrain(acme, connections.quickbooks!);
       expect(since(mark, (r) => r.provider === 'quickbooks' && r.method === 'POST')).toEqual([]);
 
-      expect((await acme.api('PUT', `/v1/customers/${kaCustomer}`, { name: 'Bengaluru Buyer Pvt Ltd' })).status).toBe(200);
+      expect((await acme.http.PUT('/v1/customers/{id}', { path: { id: kaCustomer }, body: { name: 'Bengaluru Buyer Pvt Ltd' } })).status).toBe(200);
       // Someone also edited the customer in QuickBooks: our SyncToken is stale (fault 5010).
       const stored = [...sandbox.store.get('quickbooks:customer')!.values()].find(
         (c) => (c.body.PrimaryEmailAddr as { Address: string }).Address === 'ka@buyer.in',
@@ -359,23 +373,23 @@ describe('accounting sync', () => {
     });
 
     it('reschedules the job at Retry-After when QuickBooks answers 429, then finishes', async () => {
-      expect((await acme.api('PUT', `/v1/customers/${mhCustomer}`, { name: 'Mumbai Buyer LLP' })).status).toBe(200);
+      expect((await acme.http.PUT('/v1/customers/{id}', { path: { id: mhCustomer }, body: { name: 'Mumbai Buyer LLP' } })).status).toBe(200);
       sandbox.rateLimit('quickbooks', 1, 30);
       const runId = await syncAndDrain(acme, connections.quickbooks!);
-      let s = await status(acme, `&connection_id=${connections.quickbooks}`);
+      let s = await status(acme, { connection_id: connections.quickbooks });
       expect(s.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'rate_limited' });
       t.clock.advance(30_000);
       await t.kosh.worker.drain();
-      s = await status(acme, `&connection_id=${connections.quickbooks}`);
+      s = await status(acme, { connection_id: connections.quickbooks });
       expect(s.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'succeeded' });
       expect(sandbox.store.get('quickbooks:customer')!.size).toBe(2);
     });
 
     it('runs one sync of a connection at a time: a second run waits instead of creating records twice', async () => {
-      const fresh = await acme.api('POST', '/v1/customers', { email: 'new@buyer.in', name: 'New Buyer' });
+      const fresh = await acme.http.POST('/v1/customers', { body: { email: 'new@buyer.in', name: 'New Buyer' } });
       const mark = sandbox.requests.length;
-      const first = await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.quickbooks });
-      const second = await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.quickbooks });
+      const first = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connections.quickbooks } });
+      const second = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connections.quickbooks } });
       await t.kosh.worker.drain();
       t.clock.advance(30_000);
       await t.kosh.worker.drain();
@@ -385,7 +399,7 @@ describe('accounting sync', () => {
         .selectFrom('accounting_sync_runs')
         .selectAll()
         .where('tenant_id', '=', acme.tenantId)
-        .where('id', 'in', [first.body.data[0].id, second.body.data[0].id])
+        .where('id', 'in', [first.body.data[0]!.id, second.body.data[0]!.id])
         .execute();
       expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
       expect(runs.map((r) => r.synced).sort()).toEqual([0, 1]);
@@ -393,16 +407,16 @@ describe('accounting sync', () => {
     });
 
     it('keeps a provider error page out of the API: the run records the error and the job retries', async () => {
-      expect((await acme.api('PUT', `/v1/customers/${mhCustomer}`, { name: 'Mumbai Buyer Ltd' })).status).toBe(200);
+      expect((await acme.http.PUT('/v1/customers/{id}', { path: { id: mhCustomer }, body: { name: 'Mumbai Buyer Ltd' } })).status).toBe(200);
       sandbox.errorPage('quickbooks', 1);
       const runId = await syncAndDrain(acme, connections.quickbooks!);
-      let run = (await status(acme, `&connection_id=${connections.quickbooks}`)).runs.find((r: { id: string }) => r.id === runId);
+      let run = (await status(acme, { connection_id: connections.quickbooks })).runs.find((r: { id: string }) => r.id === runId);
       expect(run).toMatchObject({ status: 'running', last_error: expect.stringContaining('502') });
       t.clock.advance(5_000);
       await t.kosh.worker.drain();
-      run = (await status(acme, `&connection_id=${connections.quickbooks}`)).runs.find((r: { id: string }) => r.id === runId);
+      run = (await status(acme, { connection_id: connections.quickbooks })).runs.find((r: { id: string }) => r.id === runId);
       expect(run).toMatchObject({ status: 'succeeded', last_error: null });
-      const record = (await status(acme, `&connection_id=${connections.quickbooks}&record_type=customer`)).data.find(
+      const record = (await status(acme, { connection_id: connections.quickbooks, record_type: 'customer' })).data.find(
         (r: { record_id: string }) => r.record_id === mhCustomer,
       );
       expect(record).toMatchObject({ status: 'synced', last_error: null });
@@ -443,9 +457,12 @@ describe('accounting sync', () => {
     });
 
     it('maps GST classes to the tenant’s tax codes (PUT tax-mapping) and re-sends what changed', async () => {
-      const res = await acme.api('PUT', `/v1/accounting/connections/${connections.xero}/tax-mapping`, {
-        tax_codes: { 'intra_state:18': 'GSTONINCOME18' },
-        accounts: { income: '4000' },
+      const res = await acme.http.PUT('/v1/accounting/connections/{id}/tax-mapping', {
+        path: { id: connections.xero! },
+        body: {
+          tax_codes: { 'intra_state:18': 'GSTONINCOME18' },
+          accounts: { income: '4000' },
+        },
       });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.tax_mapping.tax_codes).toMatchObject({ 'intra_state:18': 'GSTONINCOME18', 'inter_state:18': 'OUTPUT' });
@@ -461,19 +478,19 @@ describe('accounting sync', () => {
     });
 
     it('marks the connection error when Xero refuses the access token, and a new consent makes it active again', async () => {
-      expect((await acme.api('PUT', `/v1/customers/${kaCustomer}`, { phone: '+91 80 1234 5678' })).status).toBe(200);
+      expect((await acme.http.PUT('/v1/customers/{id}', { path: { id: kaCustomer }, body: { phone: '+91 80 1234 5678' } })).status).toBe(200);
       sandbox.refuseAccess('xero', 1);
       const runId = await syncAndDrain(acme, connections.xero!);
-      const connection = (await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero);
+      const connection = (await acme.http.GET('/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero);
       expect(connection).toMatchObject({ status: 'error', last_error: expect.stringContaining('Unauthorized') });
-      expect((await status(acme, `&connection_id=${connections.xero}`)).runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'failed' });
-      const events = await acme.api('GET', '/v1/events?type=accounting.connection_failed');
-      expect(events.body.data[0].data.object).toMatchObject({ id: connections.xero, status: 'error', reason: 'access_refused' });
-      expect((await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.xero })).status).toBe(409);
+      expect((await status(acme, { connection_id: connections.xero })).runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'failed' });
+      const events = await acme.http.GET('/v1/events', { query: { type: 'accounting.connection_failed' } });
+      expect(events.body.data[0]!.data.object).toMatchObject({ id: connections.xero, status: 'error', reason: 'access_refused' });
+      expect((await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connections.xero } })).status).toBe(409);
 
       const again = await connectThroughBrowser(t, acme, 'xero');
       expect(again.location.searchParams.get('connection_id')).toBe(connections.xero);
-      expect((await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero)).toMatchObject({
+      expect((await acme.http.GET('/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero)).toMatchObject({
         status: 'active',
         last_error: null,
       });
@@ -484,7 +501,7 @@ describe('accounting sync', () => {
     });
 
     it("answers 404 for another tenant's connection", async () => {
-      expect((await other.api('PUT', `/v1/accounting/connections/${connections.xero}/tax-mapping`, { item: 'x' })).status).toBe(404);
+      expect((await other.http.PUT('/v1/accounting/connections/{id}/tax-mapping', { path: { id: connections.xero! }, body: { item: 'x' } })).status).toBe(404);
     });
   });
 
@@ -549,16 +566,16 @@ describe('accounting tokens', () => {
     sandbox.refuseRefresh = true;
     try {
       const runId = await syncAndDrain(acme, connections.zoho_books!);
-      const list = (await acme.api('GET', '/v1/accounting/connections')).body.data;
+      const list = (await acme.http.GET('/v1/accounting/connections')).body.data;
       expect(list.find((c: { id: string }) => c.id === connections.zoho_books)).toMatchObject({
         status: 'reconnect_required',
         last_error: expect.stringContaining('invalid_grant'),
       });
-      const s = await status(acme, `&connection_id=${connections.zoho_books}`);
+      const s = await status(acme, { connection_id: connections.zoho_books });
       expect(s.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'paused' });
-      const events = await acme.api('GET', '/v1/events?type=accounting.connection_failed');
-      expect(events.body.data[0].data.object).toMatchObject({ id: connections.zoho_books, status: 'reconnect_required', reason: 'invalid_grant' });
-      const again = await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.zoho_books });
+      const events = await acme.http.GET('/v1/events', { query: { type: 'accounting.connection_failed' } });
+      expect(events.body.data[0]!.data.object).toMatchObject({ id: connections.zoho_books, status: 'reconnect_required', reason: 'invalid_grant' });
+      const again = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connections.zoho_books } });
       expect(again.status).toBe(409);
     } finally {
       sandbox.refuseRefresh = false;
@@ -568,12 +585,12 @@ describe('accounting tokens', () => {
 
 describe('DELETE /v1/accounting/connections/{id}', () => {
   it("answers 404 for another tenant's connection and leaves it", async () => {
-    expect((await other.api('DELETE', `/v1/accounting/connections/${connections.quickbooks}`)).status).toBe(404);
-    expect((await acme.api('GET', '/v1/accounting/connections')).body.data.map((c: { id: string }) => c.id)).toContain(connections.quickbooks);
+    expect((await other.http.DELETE('/v1/accounting/connections/{id}', { path: { id: connections.quickbooks! } })).status).toBe(404);
+    expect((await acme.http.GET('/v1/accounting/connections')).body.data.map((c: { id: string }) => c.id)).toContain(connections.quickbooks);
   });
 
   it('disconnects and revokes the refresh token at the provider', async () => {
-    const res = await acme.api('DELETE', `/v1/accounting/connections/${connections.quickbooks}`);
+    const res = await acme.http.DELETE('/v1/accounting/connections/{id}', { path: { id: connections.quickbooks! } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toEqual({ id: connections.quickbooks, deleted: true });
     const mark = sandbox.requests.length;
@@ -581,7 +598,7 @@ describe('DELETE /v1/accounting/connections/{id}', () => {
     const revoke = since(mark, (r) => r.path === '/qbo/revoke')[0];
     expect(body(revoke).token).toEqual(expect.any(String));
     expect(revoke!.headers.authorization).toBe(`Basic ${Buffer.from('qbo-client:qbo-secret').toString('base64')}`);
-    expect((await acme.api('GET', '/v1/accounting/connections')).body.data.map((c: { id: string }) => c.id)).not.toContain(connections.quickbooks);
+    expect((await acme.http.GET('/v1/accounting/connections')).body.data.map((c: { id: string }) => c.id)).not.toContain(connections.quickbooks);
   });
 });
 
@@ -589,7 +606,7 @@ describe('GET /v1/accounting/export/tally', () => {
   const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false, isArray: (name) => ['TALLYMESSAGE', 'ALLLEDGERENTRIES.LIST'].includes(name) });
 
   it('streams Tally XML whose Sales, Receipt and Credit Note vouchers balance, with CGST/SGST or IGST ledgers', async () => {
-    const res = await acme.api('GET', '/v1/accounting/export/tally?from=2026-04-01&to=2026-04-30');
+    const res = await acme.http.GET('/v1/accounting/export/tally', { query: { from: '2026-04-01', to: '2026-04-30' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toContain('application/xml');
     const doc = parser.parse(res.text);
@@ -628,7 +645,7 @@ describe('GET /v1/accounting/export/tally', () => {
   });
 
   it('exports nothing outside the range, and refuses a bad range with 400', async () => {
-    const empty = await acme.api('GET', '/v1/accounting/export/tally?from=2025-01-01&to=2025-01-31');
+    const empty = await acme.http.GET('/v1/accounting/export/tally', { query: { from: '2025-01-01', to: '2025-01-31' } });
     expect(empty.status).toBe(200);
     expect(empty.text).not.toContain('<VOUCHER ');
     for (const q of [
@@ -645,7 +662,7 @@ describe('GET /v1/accounting/export/tally', () => {
   });
 
   it("shows another tenant nothing of this tenant's books", async () => {
-    const res = await other.api('GET', '/v1/accounting/export/tally?from=2026-04-01&to=2026-04-30');
+    const res = await other.http.GET('/v1/accounting/export/tally', { query: { from: '2026-04-01', to: '2026-04-30' } });
     expect(res.text).not.toContain('<VOUCHER ');
   });
 

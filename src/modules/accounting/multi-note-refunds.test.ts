@@ -20,13 +20,13 @@ const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function syncAndDrain(connectionId: string) {
-  const res = await acme.api('POST', '/v1/accounting/sync', { connection_id: connectionId });
+  const res = await acme.http.POST('/v1/accounting/sync', { body: { connection_id: connectionId } });
   expect(res.status, res.text).toBe(202);
   await t.kosh.worker.drain();
 }
 
 async function refundRecords(connectionId: string) {
-  const res = await acme.api('GET', `/v1/accounting/sync-status?limit=1000&connection_id=${connectionId}&record_type=refund`);
+  const res = await acme.http.GET('/v1/accounting/sync-status', { query: { limit: 1000, connection_id: connectionId, record_type: 'refund' } });
   expect(res.status, res.text).toBe(200);
   return res.body.data as { record_id: string; status: string; external_id: string | null; last_error: string | null }[];
 }
@@ -35,28 +35,30 @@ beforeAll(async () => {
   sandbox = await startAccountingSandbox();
   t = await startTestKosh({ env: sandbox.env() });
   acme = await t.registerTenant({ state_code: '29', gstin: gstinFor('29') });
-  const gateway = await acme.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] });
+  const gateway = await acme.http.POST('/v1/gateway-connections', {
+    body: { provider: 'test', credentials: { webhook_secret: 'whsec_x' }, currencies: ['INR'] },
+  });
   expect(gateway.status, gateway.text).toBe(201);
-  const c = await acme.api('POST', '/v1/customers', { email: 'mn@buyer.in', name: 'Mysuru Buyer', gstin: gstinFor('29', 'BBBBB2222B1Z') });
+  const c = await acme.http.POST('/v1/customers', { body: { email: 'mn@buyer.in', name: 'Mysuru Buyer', gstin: gstinFor('29', 'BBBBB2222B1Z') } });
   const customer = c.body.data.id as string;
-  expect((await acme.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
+  expect((await acme.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_visa' } })).status).toBe(201);
   // ₹1,000 + CGST 9 % + SGST 9 % = ₹1,180.00, paid by card.
   const invoice = await createInvoice(acme, customer, [100_000], { lines: [{ description: 'Pro plan', unit_amount: 100_000, hsn_code: '998314' }] });
   expect(invoice.total).toBe(118_000);
-  expect((await acme.api('POST', `/v1/invoices/${invoice.id}/pay`, {})).status).toBeLessThan(300);
-  const [attempt] = (await acme.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data;
+  expect((await acme.http.POST('/v1/invoices/{id}/pay', { path: { id: invoice.id }, body: {} })).status).toBeLessThan(300);
+  const [attempt] = (await acme.http.GET('/v1/invoices/{id}/payment-attempts', { path: { id: invoice.id } })).body.data;
   // Two notes on the paid invoice stay as credit: A ₹118.00 (100 + 9 + 9), then B ₹236.00 (200 + 18 + 18).
-  const a = await acme.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: 11_800, reason: 'Late start' });
+  const a = await acme.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoice.id, amount: 11_800, reason: 'Late start' } });
   t.clock.advance(60_000);
-  const b = await acme.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: 23_600, reason: 'Outage' });
+  const b = await acme.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoice.id, amount: 23_600, reason: 'Outage' } });
   expect([a.status, b.status]).toEqual([201, 201]);
-  noteA = a.body.data;
-  noteB = b.body.data;
+  noteA = { id: a.body.data.id, number: a.body.data.number! };
+  noteB = { id: b.body.data.id, number: b.body.data.number! };
   // Zoho Books has the customer, invoice, payment and both notes before the refund is made.
   connections.zoho_books = (await connectThroughBrowser(t, acme, 'zoho_books')).location.searchParams.get('connection_id')!;
   await syncAndDrain(connections.zoho_books);
   // ₹300.00 back without lines: the notes' credit is paid out, oldest first — A 118.00, B 182.00.
-  const res = await acme.api('POST', `/v1/payments/${attempt.payment_id}/refunds`, { amount: 30_000, reason: 'Credit as cash' });
+  const res = await acme.http.POST('/v1/payments/{id}/refunds', { path: { id: attempt!.payment_id! }, body: { amount: 30_000, reason: 'Credit as cash' } });
   expect(res.status, res.text).toBe(201);
   refund = res.body.data;
   expect(refund.credit_notes).toEqual(
@@ -66,7 +68,7 @@ beforeAll(async () => {
     ]),
   );
   await t.kosh.worker.drain(); // the gateway refunds it
-  expect((await acme.api('GET', `/v1/refunds/${refund.id}`)).body.data.status).toBe('succeeded');
+  expect((await acme.http.GET('/v1/refunds/{id}', { path: { id: refund.id } })).body.data.status).toBe('succeeded');
   connections.xero = (await connectThroughBrowser(t, acme, 'xero')).location.searchParams.get('connection_id')!;
 });
 afterAll(async () => {

@@ -83,9 +83,9 @@ beforeAll(async () => {
   const report = await runImport(t.database.db, acme.tenantId, documentSource(imported), { now: () => t.clock.now() });
   expect(report.failed).toEqual([]);
   // A subscription made in Kosh itself has no external_id: never in any export.
-  const plans = (await acme.api('GET', '/v1/plans?limit=1000')).body.data as { id: string; code: string }[];
-  const customers = (await acme.api('GET', '/v1/customers?email=c-case@example.test')).body.data as { id: string }[];
-  const res = await acme.api('POST', '/v1/subscriptions', { customer_id: customers[0]!.id, plan_id: plans.find((p) => p.code === 'p-same')!.id });
+  const plans = (await acme.http.GET('/v1/plans', { query: { limit: 1000 } })).body.data as { id: string; code: string }[];
+  const customers = (await acme.http.GET('/v1/customers', { query: { email: 'c-case@example.test' } })).body.data as { id: string }[];
+  const res = await acme.http.POST('/v1/subscriptions', { body: { customer_id: customers[0]!.id, plan_id: plans.find((p) => p.code === 'p-same')!.id } });
   expect(res.status, res.text).toBe(201);
   apiSubscriptionId = res.body.data.id;
 });
@@ -172,7 +172,7 @@ describe('import compare gate', () => {
           )
         ).rows[0]!.n;
       const before = await count();
-      const res = await acme.api('POST', '/v1/imports/compare', exported);
+      const res = await acme.http.POST('/v1/imports/compare', { body: exported });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data).toEqual(await compare(acme, exported));
       expect(await count()).toBe(before);

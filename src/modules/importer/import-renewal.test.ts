@@ -15,7 +15,7 @@ beforeAll(async () => {
   const source = jsonFileSource(fileURLToPath(new URL('../../../test/fixtures/import/valid.json', import.meta.url)));
   const report = await runImport(t.database.db, acme.tenantId, source, { now: () => t.clock.now() });
   expect(report.failed).toEqual([]);
-  const list = await acme.api('GET', '/v1/subscriptions?limit=100');
+  const list = await acme.http.GET('/v1/subscriptions', { query: { limit: 100 } });
   subs = Object.fromEntries((list.body.data as { external_id: string; id: string; status: string }[]).map((s) => [s.external_id, s]));
 });
 afterAll(() => t.close());
@@ -80,8 +80,8 @@ describe('imported subscriptions and the billing run', () => {
     for (const key of ['sub_003', 'sub_004', 'sub_007']) expect(await invoicesOf(acme, subs[key]!.id), key).toEqual([]);
     expect(await statusOf('sub_003')).toBe('paused');
     // A second pass at the same instant finds nothing more to do.
-    const before = await acme.api('GET', '/v1/invoices?limit=1000');
+    const before = await acme.http.GET('/v1/invoices', { query: { limit: 1000 } });
     await t.kosh.worker.drain();
-    expect((await acme.api('GET', '/v1/invoices?limit=1000')).body.total_count).toBe(before.body.total_count);
+    expect((await acme.http.GET('/v1/invoices', { query: { limit: 1000 } })).body.total_count).toBe(before.body.total_count);
   });
 });

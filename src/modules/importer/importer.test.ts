@@ -40,14 +40,15 @@ async function tableCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
-async function listAll(tenant: Tenant, path: string) {
-  const res = await tenant.api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=1000`);
+/** The rows of a typed list call (ask for `limit: 1000`). */
+async function listAll(request: Promise<{ status: number; text: string; body: { data: object[] } }>) {
+  const res = await request;
   expect(res.status, res.text).toBe(200);
   return res.body.data as Record<string, unknown>[];
 }
 
 async function subscriptionsByExternalId(tenant: Tenant) {
-  return Object.fromEntries((await listAll(tenant, '/v1/subscriptions')).map((s) => [s.external_id as string, s]));
+  return Object.fromEntries((await listAll(tenant.http.GET('/v1/subscriptions', { query: { limit: 1000 } }))).map((s) => [s.external_id as string, s]));
 }
 
 const cleanReport = (created: [number, number, number], skipped: [number, number, number] = [0, 0, 0], dryRun = false): ImportReport => ({
@@ -73,7 +74,7 @@ describe('import', () => {
       expect(changed.sort()).toEqual(['customers', 'plans', 'prices', 'subscriptions']);
       expect(after.subscriptions! - before.subscriptions!).toBe(7);
 
-      const plans = Object.fromEntries((await listAll(acme, '/v1/plans')).map((p) => [p.code as string, p]));
+      const plans = Object.fromEntries((await listAll(acme.http.GET('/v1/plans', { query: { limit: 1000 } }))).map((p) => [p.code as string, p]));
       expect(plans['team-quarterly']).toMatchObject({
         name: 'Team, quarterly',
         interval_unit: 'month',
@@ -83,7 +84,9 @@ describe('import', () => {
       });
       expect(plans['basic-monthly']).toMatchObject({ hsn_code: '998314', prices: [expect.objectContaining({ currency: 'INR', amount: 49900 })] });
 
-      const customers = Object.fromEntries((await listAll(acme, '/v1/customers')).map((c) => [(c.email as string).toLowerCase(), c]));
+      const customers = Object.fromEntries(
+        (await listAll(acme.http.GET('/v1/customers', { query: { limit: 1000 } }))).map((c) => [(c.email as string).toLowerCase(), c]),
+      );
       expect(customers['vikram@example.in']).toMatchObject({ email: 'Vikram@Example.in', name: 'Vikram Shah', billing_address: null });
       expect(customers['asha@example.in']).toMatchObject({
         external_id: 'cus_001',
@@ -114,7 +117,7 @@ describe('import', () => {
       });
       expect(subs.sub_006).toMatchObject({ status: 'unpaid', current_period_end: '2026-06-01T00:00:00.000Z' });
       expect(subs.sub_007).toMatchObject({ status: 'active', cancel_at_period_end: true, canceled_at: '2026-04-01T00:00:00.000Z', ended_at: null });
-      expect(await listAll(acme, '/v1/invoices')).toEqual([]);
+      expect(await listAll(acme.http.GET('/v1/invoices', { query: { limit: 1000 } }))).toEqual([]);
     });
 
     it('skips on a re-run everything already there, reports it, and changes nothing', async () => {
@@ -180,7 +183,7 @@ describe('import', () => {
       const report = await compare(tenant, validJson());
       expect(report.issues).toEqual([]);
       expect(report.ready).toBe(true);
-      const lee = (await listAll(tenant, '/v1/customers?email=lee@example.com'))[0];
+      const lee = (await listAll(tenant.http.GET('/v1/customers', { query: { email: 'lee@example.com', limit: 1000 } })))[0];
       expect(lee).toMatchObject({
         name: 'Lee "Jo", Jr.',
         billing_address: { line1: '1 Main St', city: 'Austin', state_code: 'TX', country: 'US', postal_code: null },
@@ -234,7 +237,7 @@ describe('import', () => {
         [6, 'amount', 'amount: must be a whole number'],
         [7, 'multi\nline', expect.stringMatching(/^code: letters, digits/)],
       ]);
-      const codes = (await listAll(tenant, '/v1/plans')).map((p) => p.code).sort();
+      const codes = (await listAll(tenant.http.GET('/v1/plans', { query: { limit: 1000 } }))).map((p) => p.code).sort();
       expect(codes).toEqual(['after', 'good-csv']);
     });
 
@@ -263,17 +266,19 @@ describe('import', () => {
 
     it('lets subscriptions name plans and customers already in Kosh, priced in the base currency when the plan has several', async () => {
       const tenant = await t.registerTenant();
-      const plan = await tenant.api('POST', '/v1/plans', {
-        name: 'Legacy',
-        code: 'legacy',
-        interval_unit: 'month',
-        prices: [
-          { amount: 1000, currency: 'USD' },
-          { amount: 80000, currency: 'INR' },
-        ],
+      const plan = await tenant.http.POST('/v1/plans', {
+        body: {
+          name: 'Legacy',
+          code: 'legacy',
+          interval_unit: 'month',
+          prices: [
+            { amount: 1000, currency: 'USD' },
+            { amount: 80000, currency: 'INR' },
+          ],
+        },
       });
       expect(plan.status, plan.text).toBe(201);
-      expect((await tenant.api('POST', '/v1/customers', { email: 'Old@Customer.test' })).status).toBe(201);
+      expect((await tenant.http.POST('/v1/customers', { body: { email: 'Old@Customer.test' } })).status).toBe(201);
       const sub = {
         customer_email: 'old@customer.test',
         plan_code: 'legacy',
@@ -288,26 +293,32 @@ describe('import', () => {
 
     it('refuses a row that would meter a metric the customer already has metered, in Kosh or earlier in the file (decision 0190)', async () => {
       const tenant = await t.registerTenant();
-      const metric = await tenant.api('POST', '/v1/billable-metrics', { name: 'Calls', code: 'calls', aggregation: 'count' });
+      const metric = await tenant.http.POST('/v1/billable-metrics', { body: { name: 'Calls', code: 'calls', aggregation: 'count' } });
       expect(metric.status, metric.text).toBe(201);
       for (const code of ['api-a', 'api-b']) {
-        const plan = await tenant.api('POST', '/v1/plans', {
-          name: code,
-          code,
-          interval_unit: 'month',
-          prices: [
-            { amount: 100_000, currency: 'INR' },
-            { billing_scheme: 'metered', metric_code: 'calls', amount: 5, currency: 'INR' },
-          ],
+        const plan = await tenant.http.POST('/v1/plans', {
+          body: {
+            name: code,
+            code,
+            interval_unit: 'month',
+            prices: [
+              { amount: 100_000, currency: 'INR' },
+              { billing_scheme: 'metered', metric_code: 'calls', amount: 5, currency: 'INR' },
+            ],
+          },
         });
         expect(plan.status, plan.text).toBe(201);
       }
-      const flat = await tenant.api('POST', '/v1/plans', { name: 'Flat', code: 'flat', interval_unit: 'month', prices: [{ amount: 9_900, currency: 'INR' }] });
+      const flat = await tenant.http.POST('/v1/plans', {
+        body: { name: 'Flat', code: 'flat', interval_unit: 'month', prices: [{ amount: 9_900, currency: 'INR' }] },
+      });
       expect(flat.status, flat.text).toBe(201);
-      const inKosh = await tenant.api('POST', '/v1/customers', { email: 'metered@customer.test' });
-      const existing = await tenant.api('POST', '/v1/subscriptions', {
-        customer_id: inKosh.body.data.id,
-        plan_id: (await tenant.api('GET', '/v1/plans?q=api-a')).body.data[0].id,
+      const inKosh = await tenant.http.POST('/v1/customers', { body: { email: 'metered@customer.test' } });
+      const existing = await tenant.http.POST('/v1/subscriptions', {
+        body: {
+          customer_id: inKosh.body.data.id,
+          plan_id: (await tenant.http.GET('/v1/plans', { query: { q: 'api-a' } })).body.data[0]!.id,
+        },
       });
       expect(existing.status, existing.text).toBe(201);
       const period = { status: 'active', current_period_start: '2026-03-15T00:00:00Z', current_period_end: '2026-04-15T00:00:00Z' };
@@ -347,7 +358,7 @@ describe('import', () => {
       );
       expect(report.created.customers).toBe(2);
       expect(report.failed).toEqual([{ kind: 'customer', key: 'two@nul.test', index: 1, error: expect.stringMatching(/^refused by the database: /) }]);
-      const emails = (await listAll(tenant, '/v1/customers')).map((c) => c.email).sort();
+      const emails = (await listAll(tenant.http.GET('/v1/customers', { query: { limit: 1000 } }))).map((c) => c.email).sort();
       expect(emails).toEqual(['one@nul.test', 'three@nul.test']);
     });
 
@@ -363,8 +374,8 @@ describe('import', () => {
           },
         }),
       ).rejects.toBe(crash);
-      expect((await listAll(tenant, '/v1/plans')).length).toBe(3);
-      expect((await listAll(tenant, '/v1/customers')).length).toBe(2);
+      expect((await listAll(tenant.http.GET('/v1/plans', { query: { limit: 1000 } }))).length).toBe(3);
+      expect((await listAll(tenant.http.GET('/v1/customers', { query: { limit: 1000 } }))).length).toBe(2);
       expect(await importInto(tenant, validJson(), { batchSize: 2 })).toEqual(cleanReport([0, 4, 7], [3, 2, 0]));
       expect((await compare(tenant, validJson())).ready).toBe(true);
     });
@@ -390,8 +401,8 @@ describe('import', () => {
     }
 
     it('stores a plan and its price as POST /v1/plans does', async () => {
-      const fields = { name: 'Parity', interval_unit: 'week', interval_count: 2, amount: 12345, currency: 'INR', hsn_code: '998314' };
-      expect((await tenant.api('POST', '/v1/plans', { ...fields, code: 'parity-api' })).status).toBe(201);
+      const fields = { name: 'Parity', interval_unit: 'week' as const, interval_count: 2, amount: 12345, currency: 'INR', hsn_code: '998314' };
+      expect((await tenant.http.POST('/v1/plans', { body: { ...fields, code: 'parity-api' } })).status).toBe(201);
       expect(await importInto(tenant, documentSource({ plans: [{ ...fields, code: 'parity-import' }] }))).toEqual(cleanReport([1, 0, 0]));
       const [api, imported] = await rowsOf('plans', 'code', ['parity-api', 'parity-import']);
       expect(imported).toEqual(api);

@@ -17,9 +17,12 @@ let t: TestKosh;
 
 const HOUR = 3_600_000;
 
-async function ok(tenant: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, body?: unknown) {
-  const res = await tenant.api(method, url, body);
-  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
+type Msg91Connection = { provider: 'msg91'; sender?: string; credentials: { auth_key: string; template_id: string } };
+
+/** The body of a successful answer (a status of 300 or more throws). */
+async function ok<B>(request: Promise<{ status: number; text: string; body: B }>): Promise<B> {
+  const res = await request;
+  if (res.status >= 300) throw new Error(`${res.status} ${res.text}`);
   return res.body;
 }
 
@@ -57,7 +60,7 @@ afterAll(async () => {
 describe('e-mail templates', () => {
   it('lists every default, overrides one, refuses a template that does not compile with its line, and resets', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN });
-    const list = await ok(tenant, 'GET', '/v1/email-templates');
+    const list = await ok(tenant.http.GET('/v1/email-templates'));
     expect(list.data.map((x: { name: string }) => x.name)).toEqual([...TEMPLATE_NAMES]);
     for (const template of list.data) {
       expect(template.customized).toBe(false);
@@ -65,9 +68,14 @@ describe('e-mail templates', () => {
       expect(template.text).toContain('{{tenant.name}}');
     }
 
-    const put = await ok(tenant, 'PUT', '/v1/email-templates/invoice_finalized', { subject: 'Bill {{invoice.number}}', html: '<p>Hi {{customer.name}}</p>' });
+    const put = await ok(
+      tenant.http.PUT('/v1/email-templates/{name}', {
+        path: { name: 'invoice_finalized' },
+        body: { subject: 'Bill {{invoice.number}}', html: '<p>Hi {{customer.name}}</p>' },
+      }),
+    );
     expect(put.data).toMatchObject({ name: 'invoice_finalized', subject: 'Bill {{invoice.number}}', text: null, customized: true });
-    expect((await ok(tenant, 'GET', '/v1/email-templates/invoice_finalized')).data.customized).toBe(true);
+    expect((await ok(tenant.http.GET('/v1/email-templates/{name}', { path: { name: 'invoice_finalized' } }))).data.customized).toBe(true);
 
     const broken = await tenant.api('PUT', '/v1/email-templates/payment_receipt', { subject: 'ok', html: '<p>\n{{#if customer.name}}\n<b>open block</b>\n' });
     expect(broken.status).toBe(400);
@@ -82,14 +90,14 @@ describe('e-mail templates', () => {
     expect((await tenant.api('PUT', '/v1/email-templates/nope', { subject: 'a', html: 'b' })).status).toBe(400);
     expect((await tenant.api('PUT', '/v1/email-templates/payment_receipt', { subject: '', html: 'b' })).status).toBe(400);
 
-    const reset = await ok(tenant, 'DELETE', '/v1/email-templates/invoice_finalized');
+    const reset = await ok(tenant.http.DELETE('/v1/email-templates/{name}', { path: { name: 'invoice_finalized' } }));
     expect(reset.data.customized).toBe(false);
     expect(reset.data.subject).toBe('Invoice {{invoice.number}} from {{tenant.name}}');
   });
 
   it('previews with sample data or a real invoice, escapes HTML, and reports missing variables', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Chai & Co <Ltd>' });
-    const sample = (await ok(tenant, 'POST', '/v1/email-templates/payment_failed/preview', {})).data;
+    const sample = (await ok(tenant.http.POST('/v1/email-templates/{name}/preview', { path: { name: 'payment_failed' }, body: {} }))).data;
     expect(sample.data_source).toBe('sample');
     expect(sample.subject).toBe('Payment failed for invoice INV-000042 from Chai & Co <Ltd>');
     expect(sample.html).toContain('Chai &amp; Co &lt;Ltd&gt;');
@@ -99,10 +107,15 @@ describe('e-mail templates', () => {
     const customer = await createCustomer(tenant, { name: 'Asha Rao' });
     const invoice = await createInvoice(tenant, customer, [10_000]);
     const real = (
-      await ok(tenant, 'POST', '/v1/email-templates/invoice_finalized/preview', {
-        invoice_id: invoice.id,
-        html: '<p>{{customer.name}} owes {{invoice.amount_due}} {{customer.nickname}}</p>',
-      })
+      await ok(
+        tenant.http.POST('/v1/email-templates/{name}/preview', {
+          path: { name: 'invoice_finalized' },
+          body: {
+            invoice_id: invoice.id,
+            html: '<p>{{customer.name}} owes {{invoice.amount_due}} {{customer.nickname}}</p>',
+          },
+        }),
+      )
     ).data;
     expect(real.data_source).toBe('invoice');
     expect(real.subject).toBe(`Invoice ${invoice.number} from Chai & Co <Ltd>`);
@@ -110,11 +123,16 @@ describe('e-mail templates', () => {
     expect(real.text).toBe('Asha Rao owes INR 118.00');
     expect(real.missing_variables).toEqual(['customer.nickname']);
     // The saved template was not changed by the preview.
-    expect((await ok(tenant, 'GET', '/v1/email-templates/invoice_finalized')).data.customized).toBe(false);
+    expect((await ok(tenant.http.GET('/v1/email-templates/{name}', { path: { name: 'invoice_finalized' } }))).data.customized).toBe(false);
 
-    expect((await tenant.api('POST', '/v1/email-templates/invoice_finalized/preview', { invoice_id: '0195f1a2-0000-7000-8000-000000000000' })).status).toBe(
-      404,
-    );
+    expect(
+      (
+        await tenant.http.POST('/v1/email-templates/{name}/preview', {
+          path: { name: 'invoice_finalized' },
+          body: { invoice_id: '0195f1a2-0000-7000-8000-000000000000' },
+        })
+      ).status,
+    ).toBe(404);
     const bad = await tenant.api('POST', '/v1/email-templates/invoice_finalized/preview', { subject: '{{#each}}' });
     expect(bad.status).toBe(400);
   });
@@ -133,15 +151,20 @@ describe('e-mail templates in the sandbox', () => {
       expect(res.status, res.text).toBe(400);
       expect(res.body.error).toMatchObject({ reason: 'template_invalid', details: [{ field: 'html' }] });
     }
-    expect((await ok(tenant, 'GET', '/v1/email-templates/payment_receipt')).data.customized).toBe(false);
+    expect((await ok(tenant.http.GET('/v1/email-templates/{name}', { path: { name: 'payment_receipt' } }))).data.customized).toBe(false);
   });
 
   it('previews prototype properties as empty values', async () => {
     const tenant = await t.registerTenant();
-    const res = await ok(tenant, 'POST', '/v1/email-templates/payment_receipt/preview', {
-      subject: 'R{{constructor.name}}{{customer.__proto__}}',
-      html: '<p>[{{customer.constructor}}]</p>',
-    });
+    const res = await ok(
+      tenant.http.POST('/v1/email-templates/{name}/preview', {
+        path: { name: 'payment_receipt' },
+        body: {
+          subject: 'R{{constructor.name}}{{customer.__proto__}}',
+          html: '<p>[{{customer.constructor}}]</p>',
+        },
+      }),
+    );
     expect(res.data).toMatchObject({ subject: 'R', html: '<p>[]</p>' });
   });
 });
@@ -149,7 +172,7 @@ describe('e-mail templates in the sandbox', () => {
 describe('customer notifications', () => {
   it('are off until the tenant turns them on', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN });
-    expect((await ok(tenant, 'GET', '/v1/notification-settings')).data).toEqual({
+    expect((await ok(tenant.http.GET('/v1/notification-settings'))).data).toEqual({
       invoice_finalized: false,
       payment_receipt: false,
       payment_failed: false,
@@ -168,7 +191,7 @@ describe('customer notifications', () => {
 
   it('e-mails the finalized invoice with its PDF, once, even when the job runs again', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Kaveri Cloud' });
-    await ok(tenant, 'PATCH', '/v1/notification-settings', { invoice_finalized: true });
+    await ok(tenant.http.PATCH('/v1/notification-settings', { body: { invoice_finalized: true } }));
     const email = 'finalized@example.in';
     const customer = await createCustomer(tenant, { email, name: 'Ravi Kumar' });
     const before = sink.messages.length;
@@ -202,11 +225,16 @@ describe('customer notifications', () => {
 
   it("renders the tenant's own template", async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Override Ltd' });
-    await ok(tenant, 'PATCH', '/v1/notification-settings', { invoice_finalized: true });
-    await ok(tenant, 'PUT', '/v1/email-templates/invoice_finalized', {
-      subject: 'Your bill {{invoice.number}}',
-      html: '<h1>{{tenant.name}}</h1><p>Pay {{invoice.amount_due}} please, {{customer.name}}.</p>',
-    });
+    await ok(tenant.http.PATCH('/v1/notification-settings', { body: { invoice_finalized: true } }));
+    await ok(
+      tenant.http.PUT('/v1/email-templates/{name}', {
+        path: { name: 'invoice_finalized' },
+        body: {
+          subject: 'Your bill {{invoice.number}}',
+          html: '<h1>{{tenant.name}}</h1><p>Pay {{invoice.amount_due}} please, {{customer.name}}.</p>',
+        },
+      }),
+    );
     const email = 'override@example.in';
     const customer = await createCustomer(tenant, { email, name: '<Meera>' });
     const before = sink.messages.length;
@@ -221,16 +249,19 @@ describe('customer notifications', () => {
 
   it('sends a receipt for a payment and a notice for an issued credit note', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Receipts Inc' });
-    await ok(tenant, 'PATCH', '/v1/notification-settings', { payment_receipt: true, credit_note_issued: true });
+    await ok(tenant.http.PATCH('/v1/notification-settings', { body: { payment_receipt: true, credit_note_issued: true } }));
     const email = 'receipt@example.in';
     const customer = await createCustomer(tenant, { email });
     const invoice = await createInvoice(tenant, customer, [10_000]);
     const before = sink.messages.length;
     const payment = (
-      await ok(tenant, 'POST', '/v1/payments/offline', { customer_id: customer, invoice_id: invoice.id, amount: 5_000, payment_type: 'bank_transfer' })
+      await ok(
+        tenant.http.POST('/v1/payments/offline', { body: { customer_id: customer, invoice_id: invoice.id, amount: 5_000, payment_type: 'bank_transfer' } }),
+      )
     ).data;
-    const note = (await ok(tenant, 'POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: 1_180, reason: 'service credit' }))
-      .data;
+    const note = (
+      await ok(tenant.http.POST('/v1/credit-notes', { body: { customer_id: customer, invoice_id: invoice.id, amount: 1_180, reason: 'service credit' } }))
+    ).data;
     await drain();
     const mails = mailsTo(email, before);
     expect(mails.map((m) => m.subject).sort()).toEqual([`Credit note ${note.number} from Receipts Inc`, 'Receipt: INR 50.00 received by Receipts Inc']);
@@ -244,13 +275,13 @@ describe('customer notifications', () => {
 
   it('tells the customer a charge failed, with a hosted checkout link that pays the invoice', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Declines Pvt Ltd' });
-    await ok(tenant, 'PATCH', '/v1/notification-settings', { payment_failed: true });
+    await ok(tenant.http.PATCH('/v1/notification-settings', { body: { payment_failed: true } }));
     // Only this notice: the default dunning campaign's first e-mail is not the subject here.
-    const campaigns = (await ok(tenant, 'GET', '/v1/dunning-campaigns')).data;
-    await ok(tenant, 'PATCH', `/v1/dunning-campaigns/${campaigns[0].id}`, { is_active: false });
+    const campaigns = (await ok(tenant.http.GET('/v1/dunning-campaigns'))).data;
+    await ok(tenant.http.PATCH('/v1/dunning-campaigns/{id}', { path: { id: campaigns[0]!.id }, body: { is_active: false } }));
     const email = 'declined@example.in';
     const customer = await createCustomer(tenant, { email });
-    await ok(tenant, 'POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_chargeDeclined' });
+    await ok(tenant.http.POST('/v1/customers/{id}/payment-methods', { path: { id: customer }, body: { token: 'tok_chargeDeclined' } }));
     const before = sink.messages.length;
     const invoice = await createInvoice(tenant, customer, [20_000], { collection_method: 'charge_automatically' });
     await drain();
@@ -267,11 +298,11 @@ describe('customer notifications', () => {
 
   it('warns of a trial ending in 3 days, once per trial end', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Trials Co' });
-    await ok(tenant, 'PATCH', '/v1/notification-settings', { trial_ending: true });
+    await ok(tenant.http.PATCH('/v1/notification-settings', { body: { trial_ending: true } }));
     const email = 'trial@example.in';
     const customer = await createCustomer(tenant, { email, name: 'Tara' });
-    const plan = (await ok(tenant, 'POST', '/v1/plans', { name: 'Growth', interval: 'month', prices: [{ currency: 'INR', amount: 99_900 }] })).data;
-    const subscription = (await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan.id, trial_days: 10 })).data;
+    const plan = (await ok(tenant.http.POST('/v1/plans', { body: { name: 'Growth', interval: 'month', prices: [{ currency: 'INR', amount: 99_900 }] } }))).data;
+    const subscription = (await ok(tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer, plan_id: plan.id, trial_days: 10 } }))).data;
     const env = { db: t.kosh.deps.db, config: t.config, secrets: t.kosh.deps.secrets, clock: t.clock, scope: t.kosh.deps.scope };
     const before = sink.messages.length;
     const start = t.clock.now();
@@ -282,36 +313,43 @@ describe('customer notifications', () => {
     await drain();
     const mails = mailsTo(email, before);
     expect(mails).toHaveLength(1);
-    expect(mails[0]!.subject).toBe(`Your Growth trial with Trials Co ends on ${subscription.trial_end.slice(0, 10)}`);
+    expect(mails[0]!.subject).toBe(`Your Growth trial with Trials Co ends on ${subscription.trial_end!.slice(0, 10)}`);
     t.clock.set(start);
   });
 });
 
 describe('SMS for dunning', () => {
   async function smsTenant(
-    connect: { token?: string; body?: Record<string, unknown> } | null,
+    connect: { token?: string; body?: Msg91Connection } | null,
     text = '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})',
   ) {
     const tenant = await t.registerTenant({ gstin: GSTIN, name: 'SMS Tenant' });
     if (connect?.body) {
-      const created = await tenant.api('POST', '/v1/sms-connections', connect.body);
+      const created = await tenant.http.POST('/v1/sms-connections', { body: connect.body });
       expect(created.status, created.text).toBe(201);
     } else if (connect) {
-      const created = await tenant.api('POST', '/v1/sms-connections', {
-        provider: 'twilio',
-        sender: '+15005550006',
-        credentials: { account_sid: twilio.accountSid, auth_token: connect.token ?? twilio.authToken },
+      const created = await tenant.http.POST('/v1/sms-connections', {
+        body: {
+          provider: 'twilio',
+          sender: '+15005550006',
+          credentials: { account_sid: twilio.accountSid, auth_token: connect.token ?? twilio.authToken },
+        },
       });
       expect(created.status, created.text).toBe(201);
       expect(created.text).not.toContain(twilio.authToken);
       expect(created.body.data.account_sid).toBe(`…${twilio.accountSid.slice(-4)}`);
     }
-    const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'SMS', is_default: true, trigger_event: 'invoice_overdue' })).data;
-    await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, {
-      delay_hours: 0,
-      channel: 'sms',
-      body: text,
-    });
+    const campaign = (await ok(tenant.http.POST('/v1/dunning-campaigns', { body: { name: 'SMS', is_default: true, trigger_event: 'invoice_overdue' } }))).data;
+    await ok(
+      tenant.http.POST('/v1/dunning-campaigns/{id}/steps', {
+        path: { id: campaign.id },
+        body: {
+          delay_hours: 0,
+          channel: 'sms',
+          body: text,
+        },
+      }),
+    );
     const customer = await createCustomer(tenant, { phone: '+919812345678' });
     const due = new Date(t.clock.now().getTime() - HOUR).toISOString();
     const invoice = await createInvoice(tenant, customer, [10_000], { due_date: new Date(t.clock.now().getTime() + HOUR).toISOString() });
@@ -321,7 +359,7 @@ describe('SMS for dunning', () => {
     // The overdue scan runs every 15 minutes: give it its slot.
     t.clock.set(new Date(t.clock.now().getTime() + 16 * 60_000));
     await drain();
-    const executions = (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).data;
+    const executions = (await ok(tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoice.id } }))).data;
     return { tenant, invoice, action: executions[0]?.actions[0] };
   }
 
@@ -332,25 +370,25 @@ describe('SMS for dunning', () => {
       expect.objectContaining({ to: '+919812345678', from: '+15005550006', body: `SMS Tenant: pay ${invoice.number} (INR 118.00)` }),
     ]);
     expect(action).toMatchObject({ channel: 'sms', outcome: 'succeeded' });
-    expect(action.detail).toMatch(/^SMS SM[0-9a-f]{32} accepted by twilio for \+919812345678/);
+    expect(action!.detail).toMatch(/^SMS SM[0-9a-f]{32} accepted by twilio for \+919812345678/);
     const row = await t.kosh.deps.db.selectFrom('sms_connections').selectAll().where('tenant_id', '=', tenant.tenantId).executeTakeFirstOrThrow();
     expect(row.credentials_sealed).not.toContain(twilio.authToken);
-    expect((await ok(tenant, 'GET', '/v1/sms-connections')).data).toHaveLength(1);
+    expect((await ok(tenant.http.GET('/v1/sms-connections'))).data).toHaveLength(1);
   });
 
   it("records the provider's refusal as a failed action", async () => {
     const { action } = await smsTenant({ token: 'wrong-token-0123456789' });
     expect(action).toMatchObject({ channel: 'sms', outcome: 'failed' });
-    expect(action.detail).toContain('HTTP 401, code 20003');
+    expect(action!.detail).toContain('HTTP 401, code 20003');
   });
 
-  const msg91Connection = (authKey = msg91.authKey) => ({
+  const msg91Connection = (authKey = msg91.authKey): Msg91Connection => ({
     provider: 'msg91',
     sender: 'KOSHBL',
     credentials: { auth_key: authKey, template_id: msg91.templateId },
   });
   const actionOf = async (tenant: Tenant, invoiceId: string) =>
-    (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoiceId}`)).data[0].actions[0] as { outcome: string; detail: string };
+    (await ok(tenant.http.GET('/v1/dunning-executions', { query: { invoice_id: invoiceId } }))).data[0]!.actions[0] as { outcome: string; detail: string };
 
   it('sends through MSG91 Flow with the authkey header and a JSON body; the key is stored sealed and never returned', async () => {
     const before = msg91.requests.length;
@@ -371,7 +409,7 @@ describe('SMS for dunning', () => {
       outcome: 'succeeded',
       detail: `SMS ${message.request_id} accepted by msg91 for +919812345678 (accepted) with a pay link`,
     });
-    const listed = await tenant.api('GET', '/v1/sms-connections');
+    const listed = await tenant.http.GET('/v1/sms-connections');
     expect(listed.body.data).toEqual([expect.objectContaining({ provider: 'msg91', sender: 'KOSHBL', account_sid: null, template_id: msg91.templateId })]);
     expect(listed.text).not.toContain(msg91.authKey);
     const row = await t.kosh.deps.db.selectFrom('sms_connections').selectAll().where('tenant_id', '=', tenant.tenantId).executeTakeFirstOrThrow();
@@ -392,9 +430,9 @@ describe('SMS for dunning', () => {
     msg91.fault({ method: 'POST', path: '/api/v5/flow', kind: 'status', status: 503, times: 2 });
     const before = msg91.requests.length;
     const { tenant, invoice, action } = await smsTenant({ body: msg91Connection() });
-    expect(action.outcome).toBe('succeeded');
+    expect(action!.outcome).toBe('succeeded');
     // The first attempt failed while the scan's slot was given (smsTenant moves the clock on): at least one retry is pending.
-    expect(action.detail).toMatch(
+    expect(action!.detail).toMatch(
       /^SMS to \+919812345678 not yet accepted \(attempt [12] of 5, retrying\): MSG91 refused \(HTTP 503\): Internal Server Error$/,
     );
     for (const seconds of [1, 2, 4]) {
@@ -438,12 +476,16 @@ describe('SMS for dunning', () => {
     const before = twilio.messages.length;
     const { tenant, invoice } = await smsTenant({}, 'Pay {{invoice.number}}: {{pay_url}}');
     expect((await actionOf(tenant, invoice.id)).detail).toMatch(/not yet accepted .*retrying/);
-    await ok(tenant, 'POST', '/v1/payments/offline', {
-      customer_id: invoice.customer_id,
-      invoice_id: invoice.id,
-      payment_type: 'bank_transfer',
-      amount: invoice.amount_due,
-    });
+    await ok(
+      tenant.http.POST('/v1/payments/offline', {
+        body: {
+          customer_id: invoice.customer_id,
+          invoice_id: invoice.id,
+          payment_type: 'bank_transfer',
+          amount: invoice.amount_due,
+        },
+      }),
+    );
     const attemptsAtPayment = twilio.requests.length;
     for (const seconds of [1, 2, 4, 8]) {
       t.clock.set(new Date(t.clock.now().getTime() + seconds * 1_000));
@@ -493,6 +535,6 @@ describe('SMS for dunning', () => {
     const tenant = await t.registerTenant({ gstin: GSTIN });
     const bad = await tenant.api('POST', '/v1/sms-connections', { provider: 'twilio', sender: '12345', credentials: { account_sid: 'nope', auth_token: 'x' } });
     expect(bad.status).toBe(400);
-    expect((await tenant.api('DELETE', '/v1/sms-connections/0195f1a2-0000-7000-8000-000000000000')).status).toBe(404);
+    expect((await tenant.http.DELETE('/v1/sms-connections/{id}', { path: { id: '0195f1a2-0000-7000-8000-000000000000' } })).status).toBe(404);
   });
 });

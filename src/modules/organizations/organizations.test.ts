@@ -16,12 +16,14 @@ let outsider: Tenant;
 let orgId: string;
 let joinCode: string;
 
-async function subscribe(tenant: Tenant, currency: string, interval_unit: string, amount: number) {
-  const plan = await tenant.api('POST', '/v1/plans', { name: 'Plan', code: `plan-${currency}`, interval_unit, amount, currency });
-  const customer = await tenant.api('POST', '/v1/customers', { email: `buyer-${currency}@org.test`, name: 'Buyer', billing_address: { country: 'US' } });
-  const sub = await tenant.api('POST', '/v1/subscriptions', { customer_id: customer.body.data.id, plan_id: plan.body.data.id, currency });
+async function subscribe(tenant: Tenant, currency: string, interval_unit: 'month' | 'year', amount: number) {
+  const plan = await tenant.http.POST('/v1/plans', { body: { name: 'Plan', code: `plan-${currency}`, interval_unit, amount, currency } });
+  const customer = await tenant.http.POST('/v1/customers', {
+    body: { email: `buyer-${currency}@org.test`, name: 'Buyer', billing_address: { country: 'US' } },
+  });
+  const sub = await tenant.http.POST('/v1/subscriptions', { body: { customer_id: customer.body.data.id, plan_id: plan.body.data.id, currency } });
   expect(sub.status).toBe(201);
-  expect((await tenant.api('POST', '/v1/analytics/snapshots')).status).toBe(200);
+  expect((await tenant.http.POST('/v1/analytics/snapshots')).status).toBe(200);
 }
 
 beforeAll(async () => {
@@ -43,20 +45,20 @@ afterAll(async () => {
 describe('organizations', () => {
   describe('POST /v1/organizations', () => {
     it('creates an organization the caller joins, showing the join code once', async () => {
-      const res = await inr.api('POST', '/v1/organizations', { name: 'Group', reporting_currency: 'inr' });
+      const res = await inr.http.POST('/v1/organizations', { body: { name: 'Group', reporting_currency: 'inr' } });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ name: 'Group', reporting_currency: 'INR', join_code: expect.stringMatching(/^orgjoin_/) });
       orgId = res.body.data.id;
-      joinCode = res.body.data.join_code;
-      const again = await inr.api('GET', `/v1/organizations/${orgId}`);
+      joinCode = res.body.data.join_code!;
+      const again = await inr.http.GET('/v1/organizations/{id}', { path: { id: orgId } });
       expect(again.status).toBe(200);
       expect(again.body.data.join_code).toBeUndefined();
     });
 
     it('refuses a second organization for a tenant that belongs to one (409)', async () => {
-      const res = await inr.api('POST', '/v1/organizations', { name: 'Other', reporting_currency: 'INR' });
+      const res = await inr.http.POST('/v1/organizations', { body: { name: 'Other', reporting_currency: 'INR' } });
       expect(res.status).toBe(409);
-      expect(res.body.error.reason).toBe('already_in_organization');
+      expect(res.error!.reason).toBe('already_in_organization');
     });
 
     it.each([[{ name: 'X', reporting_currency: 'ZZZ' }], [{ name: '', reporting_currency: 'INR' }], [{ name: 'X' }]])('refuses %j with 400', async (body) => {
@@ -68,39 +70,42 @@ describe('organizations', () => {
   describe('POST /v1/organizations/{id}/tenants', () => {
     it('attaches the calling tenant with the join code', async () => {
       for (const member of [usd, eur]) {
-        const res = await member.api('POST', `/v1/organizations/${orgId}/tenants`, { join_code: joinCode });
+        const res = await member.http.POST('/v1/organizations/{id}/tenants', { path: { id: orgId }, body: { join_code: joinCode } });
         expect(res.status).toBe(201);
         expect(res.body.data).toMatchObject({ id: member.tenantId, organization_id: orgId });
       }
     });
 
     it('answers a wrong join code exactly like an organization that does not exist (404)', async () => {
-      const wrong = await outsider.api('POST', `/v1/organizations/${orgId}/tenants`, { join_code: 'orgjoin_guess' });
+      const wrong = await outsider.http.POST('/v1/organizations/{id}/tenants', { path: { id: orgId }, body: { join_code: 'orgjoin_guess' } });
       expect(wrong.status).toBe(404);
-      expect((await outsider.api('GET', `/v1/organizations/${orgId}`)).status).toBe(404);
-      expect((await outsider.api('GET', `/v1/organizations/${orgId}/tenants`)).status).toBe(404);
-      expect((await outsider.api('GET', `/v1/organizations/${orgId}/analytics/mrr`)).status).toBe(404);
+      expect((await outsider.http.GET('/v1/organizations/{id}', { path: { id: orgId } })).status).toBe(404);
+      expect((await outsider.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId } })).status).toBe(404);
+      expect((await outsider.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId } })).status).toBe(404);
     });
   });
 
   describe('GET /v1/organizations/{id}/tenants', () => {
     it('pages with limit and with starting_after / ending_before', async () => {
-      const first = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=2`);
+      const first = await usd.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId }, query: { limit: 2 } });
       expect(first.body.data.map((m: { id: string }) => m.id)).toEqual([inr.tenantId, usd.tenantId]);
       expect(first.body).toMatchObject({ has_more: true, total_count: 3 });
-      const next = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=2&starting_after=${usd.tenantId}`);
+      const next = await usd.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId }, query: { limit: 2, starting_after: usd.tenantId } });
       expect(next.body.data.map((m: { id: string }) => m.id)).toEqual([eur.tenantId]);
       expect(next.body.has_more).toBe(false);
-      const previous = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=1&ending_before=${eur.tenantId}`);
+      const previous = await usd.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId }, query: { limit: 1, ending_before: eur.tenantId } });
       expect(previous.body.data.map((m: { id: string }) => m.id)).toEqual([usd.tenantId]);
       expect(previous.body.has_more).toBe(true);
       // A cursor naming a tenant outside the organization finds no anchor: an empty page.
-      const foreign = await usd.api('GET', `/v1/organizations/${orgId}/tenants?starting_after=${usd.tenantId.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}`);
+      const foreign = await usd.http.GET('/v1/organizations/{id}/tenants', {
+        path: { id: orgId },
+        query: { starting_after: usd.tenantId.replace(/.$/, (c) => (c === '0' ? '1' : '0')) },
+      });
       expect(foreign.body.data).toEqual([]);
     });
 
     it('lists the members in both SPEC list shapes', async () => {
-      const res = await usd.api('GET', `/v1/organizations/${orgId}/tenants`);
+      const res = await usd.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId } });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'list', has_more: false, total_count: 3 });
       expect(res.body.data.map((m: { id: string }) => m.id)).toEqual([inr.tenantId, usd.tenantId, eur.tenantId]);
@@ -119,7 +124,7 @@ describe('organizations', () => {
 
   describe('GET /v1/organizations/{id}/analytics/mrr', () => {
     it('lists the missing rates instead of guessing a total', async () => {
-      const res = await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-04-10`);
+      const res = await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-04-10' } });
       expect(res.status).toBe(200);
       expect(res.body.data.total_mrr).toBeNull();
       expect(res.body.data.missing_rates).toEqual([
@@ -130,46 +135,51 @@ describe('organizations', () => {
     });
 
     it('consolidates every member in the reporting currency at the rate in force on the date', async () => {
-      expect((await inr.api('PUT', `/v1/organizations/${orgId}/fx-rates/USD`, { rate: '83.25', effective_date: '2026-04-01' })).status).toBe(200);
-      expect((await usd.api('PUT', `/v1/organizations/${orgId}/fx-rates/eur`, { rate: 90.5, effective_date: '2026-04-01' })).status).toBe(200);
-      expect((await eur.api('PUT', `/v1/organizations/${orgId}/fx-rates/EUR`, { rate: '91', effective_date: '2026-05-01' })).status).toBe(200);
+      const rates = [
+        [inr, 'USD', { rate: '83.25', effective_date: '2026-04-01' }],
+        [usd, 'eur', { rate: 90.5, effective_date: '2026-04-01' }],
+        [eur, 'EUR', { rate: '91', effective_date: '2026-05-01' }],
+      ] as const;
+      for (const [tenant, currency, body] of rates) {
+        expect((await tenant.http.PUT('/v1/organizations/{id}/fx-rates/{currency}', { path: { id: orgId, currency }, body })).status).toBe(200);
+      }
 
-      const april = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-04-10`)).body.data;
+      const april = (await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-04-10' } })).body.data;
       expect(april.missing_rates).toEqual([]);
-      expect(april.tenants.map((x: { tenant_id: string; mrr_reporting: number }) => [x.tenant_id, x.mrr_reporting])).toEqual([
+      expect(april.tenants.map((x) => [x.tenant_id, x.mrr_reporting])).toEqual([
         [inr.tenantId, 100000],
         [usd.tenantId, 416250],
         [eur.tenantId, 362000],
       ]);
       expect(april.total_mrr).toBe(878250);
       // 10 April is today on the test's clock: computed on read, no snapshot day.
-      expect(april.tenants[2].currencies).toEqual([{ currency: 'EUR', mrr: 4000, snapshot_date: null, rate: '90.5', mrr_reporting: 362000 }]);
+      expect(april.tenants[2]!.currencies).toEqual([{ currency: 'EUR', mrr: 4000, snapshot_date: null, rate: '90.5', mrr_reporting: 362000 }]);
 
-      const may = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-05-15`)).body.data;
+      const may = (await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-05-15' } })).body.data;
       expect(may.total_mrr).toBe(100000 + 416250 + 364000);
     });
 
     it('computes today on read: a subscription started after the last snapshot counts at once, a past day keeps its snapshot', async () => {
       // A second INR customer on ₹250.00/month, after the 10 April snapshot; the clock moves to 12 April (no snapshot since).
       t.clock.set(new Date('2026-04-12T09:00:00Z'));
-      const plan = await inr.api('POST', '/v1/plans', { name: 'Small', code: 'plan-small', interval_unit: 'month', amount: 25000, currency: 'INR' });
-      const customer = await inr.api('POST', '/v1/customers', { email: 'second@org.test', name: 'Second', billing_address: { country: 'US' } });
-      expect((await inr.api('POST', '/v1/subscriptions', { customer_id: customer.body.data.id, plan_id: plan.body.data.id, currency: 'INR' })).status).toBe(
-        201,
-      );
+      const plan = await inr.http.POST('/v1/plans', { body: { name: 'Small', code: 'plan-small', interval_unit: 'month', amount: 25000, currency: 'INR' } });
+      const customer = await inr.http.POST('/v1/customers', { body: { email: 'second@org.test', name: 'Second', billing_address: { country: 'US' } } });
+      expect(
+        (await inr.http.POST('/v1/subscriptions', { body: { customer_id: customer.body.data.id, plan_id: plan.body.data.id, currency: 'INR' } })).status,
+      ).toBe(201);
 
-      const today = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr`)).body.data;
+      const today = (await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId } })).body.data;
       expect(today.date).toBe('2026-04-12');
       // INR ₹1,000.00 + ₹250.00 = 125 000 paise, computed now (no snapshot day); USD and EUR as before.
-      expect(today.tenants[0].currencies).toEqual([{ currency: 'INR', mrr: 125000, snapshot_date: null, rate: '1', mrr_reporting: 125000 }]);
+      expect(today.tenants[0]!.currencies).toEqual([{ currency: 'INR', mrr: 125000, snapshot_date: null, rate: '1', mrr_reporting: 125000 }]);
       expect(today.total_mrr).toBe(125000 + 416250 + 362000);
       // 11 April reads the 10 April snapshot, before the new subscription.
-      const before = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-04-11`)).body.data;
-      expect(before.tenants[0].currencies).toEqual([{ currency: 'INR', mrr: 100000, snapshot_date: '2026-04-10', rate: '1', mrr_reporting: 100000 }]);
+      const before = (await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-04-11' } })).body.data;
+      expect(before.tenants[0]!.currencies).toEqual([{ currency: 'INR', mrr: 100000, snapshot_date: '2026-04-10', rate: '1', mrr_reporting: 100000 }]);
     });
 
     it('answers CSV', async () => {
-      const res = await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-04-10&format=csv`);
+      const res = await inr.http.GET('/v1/organizations/{id}/analytics/mrr', { path: { id: orgId }, query: { date: '2026-04-10', format: 'csv' } });
       expect(res.headers['content-type']).toMatch(/^text\/csv/);
       expect(res.text.split('\n')).toHaveLength(5); // header, three tenants, trailing newline
     });
@@ -191,12 +201,12 @@ describe('organizations', () => {
 
   describe('DELETE /v1/organizations/{id}/tenants/{tenant_id}', () => {
     it('lets a tenant detach itself, and only itself', async () => {
-      expect((await inr.api('DELETE', `/v1/organizations/${orgId}/tenants/${usd.tenantId}`)).status).toBe(404);
-      const leave = await eur.api('DELETE', `/v1/organizations/${orgId}/tenants/${eur.tenantId}`);
+      expect((await inr.http.DELETE('/v1/organizations/{id}/tenants/{tenant_id}', { path: { id: orgId, tenant_id: usd.tenantId } })).status).toBe(404);
+      const leave = await eur.http.DELETE('/v1/organizations/{id}/tenants/{tenant_id}', { path: { id: orgId, tenant_id: eur.tenantId } });
       expect(leave.status).toBe(200);
       expect(leave.body.data.organization_id).toBeNull();
-      expect((await eur.api('GET', `/v1/organizations/${orgId}`)).status).toBe(404);
-      expect((await inr.api('GET', `/v1/organizations/${orgId}/tenants`)).body.total_count).toBe(2);
+      expect((await eur.http.GET('/v1/organizations/{id}', { path: { id: orgId } })).status).toBe(404);
+      expect((await inr.http.GET('/v1/organizations/{id}/tenants', { path: { id: orgId } })).body.total_count).toBe(2);
     });
   });
 });

@@ -28,7 +28,7 @@ function portal(method: 'GET' | 'POST' | 'PATCH', url: string, s: Session, body?
 }
 
 async function settings(patch: Record<string, unknown>) {
-  const res = await acme.api('PATCH', '/v1/settings', patch);
+  const res = await acme.http.PATCH('/v1/settings', { body: patch });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 }
@@ -58,7 +58,7 @@ beforeEach(async () => {
 describe('portal self-service', () => {
   it('answers the tenant portal permissions; the defaults are cancel at period end and billing details only', async () => {
     const fresh = await t.registerTenant();
-    const defaults = (await fresh.api('GET', '/v1/settings')).body.data;
+    const defaults = (await fresh.http.GET('/v1/settings')).body.data;
     expect(defaults).toMatchObject({
       portal_cancellation: 'at_period_end',
       portal_plan_change: false,
@@ -102,7 +102,7 @@ describe('portal self-service', () => {
 
     const preview = await portal('POST', `/portal/api/subscriptions/${sub.id}/quantity`, session, { quantity: 2, preview: true });
     expect(preview.status, preview.text).toBe(200);
-    const api = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 2, preview: true });
+    const api = await acme.http.PATCH('/v1/subscriptions/{id}', { path: { id: sub.id }, body: { quantity: 2, preview: true } });
     // The same flow: the same figures as the API's own preview (ids aside, which a rolled-back preview draws anew).
     expect(preview.body.data.proration).toEqual(api.body.data.proration);
     expect(preview.body.data.proration).toMatchObject({
@@ -176,7 +176,7 @@ describe('portal self-service', () => {
       cancellation_feedback: 'Cheaper elsewhere',
     });
     // The audit log names the customer as the actor; the preview wrote nothing, so one record.
-    const audit = (await acme.api('GET', `/v1/audit-log?object_id=${sub.id}&action=subscription.cancel`)).body.data;
+    const audit = (await acme.http.GET('/v1/audit-log', { query: { object_id: sub.id, action: 'subscription.cancel' } })).body.data;
     expect(audit).toEqual([
       expect.objectContaining({
         actor: { type: 'customer', id: sub.customer_id, label: 'customer portal' },
@@ -200,7 +200,7 @@ describe('portal self-service', () => {
     const done = await portal('POST', `/portal/api/subscriptions/${sub.id}/cancel`, session, { reason: 'missing_features' });
     expect(done.status, done.text).toBe(200);
     expect(await getSubscription(acme, sub.id)).toMatchObject({ status: 'canceled', cancellation_reason: 'missing_features' });
-    const balance = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
+    const balance = (await acme.http.GET('/v1/customers/{id}/balance', { path: { id: customer } })).body.data;
     expect(balance.balances).toEqual([expect.objectContaining({ currency: 'INR', available: 78_667 })]);
 
     // The credit note and the statement: the note's PDF, and 786.67 issued, closing at 786.67.
@@ -241,10 +241,10 @@ describe('portal self-service', () => {
     const address = { line1: '4th floor, MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' };
     const res = await portal('PATCH', '/portal/api/billing-details', session, { gstin: valid, billing_address: address, email: 'accounts@buyer.example.in' });
     expect(res.status, res.text).toBe(200);
-    const stored = (await acme.api('GET', `/v1/customers/${customer}`)).body.data;
+    const stored = (await acme.http.GET('/v1/customers/{id}', { path: { id: customer } })).body.data;
     expect(stored).toMatchObject({ gstin: valid, email: 'accounts@buyer.example.in', billing_address: { ...address, line2: null } });
-    const audit = (await acme.api('GET', `/v1/audit-log?object_id=${customer}&action=customer.update`)).body.data;
-    expect(audit.map((a: { actor: { type: string; id: string } }) => a.actor)).toEqual([{ type: 'customer', id: customer, label: 'customer portal' }]);
+    const audit = (await acme.http.GET('/v1/audit-log', { query: { object_id: customer, action: 'customer.update' } })).body.data;
+    expect(audit.map((a) => a.actor)).toEqual([{ type: 'customer', id: customer, label: 'customer portal' }]);
     // Fields outside billing details are not accepted.
     expect((await portal('PATCH', '/portal/api/billing-details', session, { name: 'Someone else' })).status).toBe(400);
     await settings({ portal_billing_details: false });

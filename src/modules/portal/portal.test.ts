@@ -12,27 +12,31 @@ let counter = 0;
 
 async function customer(tenant: Tenant = acme, body: Record<string, unknown> = {}): Promise<string> {
   counter += 1;
-  const res = await tenant.api('POST', '/v1/customers', { email: `portal${counter}@example.in`, name: `Portal ${counter}`, ...body });
+  const res = await tenant.http.POST('/v1/customers', { body: { email: `portal${counter}@example.in`, name: `Portal ${counter}`, ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id;
 }
 
 async function giftFor(tenant: Tenant = acme, options: { pay?: boolean; plan?: string; buyerId?: string } = {}) {
-  const res = await tenant.api('POST', '/v1/gifts', {
-    plan_id: options.plan ?? planId,
-    buyer_customer_id: options.buyerId ?? buyer,
-    recipient_email: 'friend@example.in',
-    duration_months: 3,
+  const res = await tenant.http.POST('/v1/gifts', {
+    body: {
+      plan_id: options.plan ?? planId,
+      buyer_customer_id: options.buyerId ?? buyer,
+      recipient_email: 'friend@example.in',
+      duration_months: 3,
+    },
   });
   expect(res.status, res.text).toBe(201);
   const gift = res.body.data;
   if (options.pay ?? true) {
-    const invoice = (await tenant.api('GET', `/v1/invoices/${gift.invoice_id}`)).body.data;
-    const paid = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: invoice.customer_id,
-      invoice_id: invoice.id,
-      payment_type: 'cash',
-      amount: invoice.amount_due,
+    const invoice = (await tenant.http.GET('/v1/invoices/{id}', { path: { id: gift.invoice_id! } })).body.data;
+    const paid = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: invoice.customer_id,
+        invoice_id: invoice.id,
+        payment_type: 'cash',
+        amount: invoice.amount_due,
+      },
     });
     expect(paid.status, paid.text).toBe(201);
   }
@@ -41,7 +45,7 @@ async function giftFor(tenant: Tenant = acme, options: { pay?: boolean; plan?: s
 
 /** Opens a sign-in link the API made; answers the cookie header and the CSRF token of the new session. */
 async function signInAs(customerId: string, tenant: Tenant = acme): Promise<{ cookie: string; csrf: string }> {
-  const link = await tenant.api('POST', `/v1/customers/${customerId}/portal-sessions`);
+  const link = await tenant.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: customerId } });
   expect(link.status, link.text).toBe(201);
   const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
   expect(opened.status).toBe(303);
@@ -83,7 +87,7 @@ beforeAll(async () => {
   acme = await t.registerTenant({ name: 'Acme Cloud' });
   buyer = await customer();
   recipient = await customer(acme, { name: 'Riya <b>R</b>' });
-  const plan = await acme.api('POST', '/v1/plans', { name: 'Pro', code: 'pro', interval_unit: 'month', amount: 49_900, currency: 'INR' });
+  const plan = await acme.http.POST('/v1/plans', { body: { name: 'Pro', code: 'pro', interval_unit: 'month', amount: 49_900, currency: 'INR' } });
   planId = plan.body.data.id;
 });
 afterAll(async () => {
@@ -94,7 +98,7 @@ afterAll(async () => {
 describe('portal', () => {
   describe('POST /v1/customers/{id}/portal-sessions', () => {
     it('makes a one-time sign-in link valid for 15 minutes', async () => {
-      const res = await acme.api('POST', `/v1/customers/${buyer}/portal-sessions`);
+      const res = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: buyer } });
       expect(res.status).toBe(201);
       const { url, token, expires_at } = res.body.data;
       expect(token).toMatch(new RegExp(`^${acme.tenantId}\\.[A-Za-z0-9_-]{43}$`));
@@ -106,7 +110,7 @@ describe('portal', () => {
 
     it("answers 404 for another tenant's customer and 400 for a malformed id", async () => {
       const other = await t.registerTenant();
-      expect((await other.api('POST', `/v1/customers/${buyer}/portal-sessions`)).status).toBe(404);
+      expect((await other.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: buyer } })).status).toBe(404);
       expect((await acme.api('POST', '/v1/customers/x/portal-sessions')).status).toBe(400);
       expect((await t.api('POST', `/v1/customers/${buyer}/portal-sessions`)).status).toBe(401);
     });
@@ -114,7 +118,7 @@ describe('portal', () => {
 
   describe('GET /portal/login', () => {
     it('sets an HttpOnly, SameSite=Lax session cookie for 7 days, stored only as a hash, and redirects to /portal', async () => {
-      const link = await acme.api('POST', `/v1/customers/${buyer}/portal-sessions`);
+      const link = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: buyer } });
       const res = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
       expect(res.status).toBe(303);
       expect(res.headers.location).toBe('/portal');
@@ -133,7 +137,7 @@ describe('portal', () => {
     });
 
     it('refuses a used, expired, unknown or malformed link with a page offering a new one', async () => {
-      const link = await acme.api('POST', `/v1/customers/${buyer}/portal-sessions`);
+      const link = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: buyer } });
       const url = `/portal/login?token=${encodeURIComponent(link.body.data.token)}`;
       expect((await t.call({ method: 'GET', url })).status).toBe(303);
       const again = await t.call({ method: 'GET', url });
@@ -142,7 +146,7 @@ describe('portal', () => {
       expect(again.text).toContain('invalid, expired or already used');
       expect(again.text).toContain(`value="${acme.tenantId}"`);
 
-      const late = await acme.api('POST', `/v1/customers/${buyer}/portal-sessions`);
+      const late = await acme.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: buyer } });
       t.clock.advance(15 * 60_000);
       expect((await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(late.body.data.token)}` })).status).toBe(400);
       for (const token of ['', 'nope', `${acme.tenantId}.${'A'.repeat(43)}`]) {
@@ -155,8 +159,8 @@ describe('portal', () => {
       const live = await startTestKosh({ env: { KOSH_MODE: 'live', KOSH_REGISTRATION: 'open' } });
       try {
         const tenant = await live.registerTenant();
-        const c = await tenant.api('POST', '/v1/customers', { email: 'live@example.in' });
-        const link = await tenant.api('POST', `/v1/customers/${c.body.data.id}/portal-sessions`);
+        const c = await tenant.http.POST('/v1/customers', { body: { email: 'live@example.in' } });
+        const link = await tenant.http.POST('/v1/customers/{id}/portal-sessions', { path: { id: c.body.data.id } });
         const res = await live.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
         expect(res.status).toBe(303);
         expect(String(res.headers['set-cookie'])).toMatch(/; Secure/);
@@ -246,14 +250,20 @@ describe('portal', () => {
 
   describe('subscriptions, invoices and PDFs', () => {
     it("shows only the signed-in customer's records, without drafts", async () => {
-      const mine = await acme.api('POST', '/v1/invoices', { customer_id: recipient, currency: 'INR', lines: [{ description: 'Setup', unit_amount: 10_000 }] });
-      const draft = await acme.api('POST', '/v1/invoices', {
-        customer_id: recipient,
-        currency: 'INR',
-        auto_finalize: false,
-        lines: [{ description: 'Later', unit_amount: 5_000 }],
+      const mine = await acme.http.POST('/v1/invoices', {
+        body: { customer_id: recipient, currency: 'INR', lines: [{ description: 'Setup', unit_amount: 10_000 }] },
       });
-      const theirs = await acme.api('POST', '/v1/invoices', { customer_id: buyer, currency: 'INR', lines: [{ description: 'Theirs', unit_amount: 7_000 }] });
+      const draft = await acme.http.POST('/v1/invoices', {
+        body: {
+          customer_id: recipient,
+          currency: 'INR',
+          auto_finalize: false,
+          lines: [{ description: 'Later', unit_amount: 5_000 }],
+        },
+      });
+      const theirs = await acme.http.POST('/v1/invoices', {
+        body: { customer_id: buyer, currency: 'INR', lines: [{ description: 'Theirs', unit_amount: 7_000 }] },
+      });
       const s = await signInAs(recipient);
       const invoices = await portalApi('GET', '/portal/api/invoices', s.cookie);
       expect(invoices.status).toBe(200);
@@ -294,7 +304,7 @@ describe('portal', () => {
         current_period_start: start.toISOString(),
         current_period_end: end.toISOString(),
       });
-      const after = (await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data;
+      const after = (await acme.http.GET('/v1/gifts/{id}', { path: { id: gift.id } })).body.data;
       expect(after).toMatchObject({
         status: 'redeemed',
         redeemed_by_customer_id: recipient,
@@ -314,7 +324,7 @@ describe('portal', () => {
         message: 'this gift code has already been used',
         reason: 'gift_code_used',
       });
-      const cancel = await acme.api('POST', `/v1/gifts/${gift.id}/cancel`);
+      const cancel = await acme.http.POST('/v1/gifts/{id}/cancel', { path: { id: gift.id } });
       expect(cancel.status).toBe(409);
     });
 
@@ -324,7 +334,7 @@ describe('portal', () => {
       const res = await redeem(s, unpaid.code);
       expect(res.status).toBe(422);
       expect(res.body.error.reason).toBe('gift_code_unpaid');
-      expect((await acme.api('GET', `/v1/gifts/${unpaid.id}`)).body.data.status).toBe('purchased');
+      expect((await acme.http.GET('/v1/gifts/{id}', { path: { id: unpaid.id } })).body.data.status).toBe('purchased');
 
       const lapsing = await giftFor();
       t.clock.set(lapsing.expires_at);
@@ -337,9 +347,9 @@ describe('portal', () => {
     it("answers a wrong, malformed, canceled or another tenant's code identically, revealing nothing", async () => {
       const s = await signInAs(await customer());
       const canceled = await giftFor();
-      expect((await acme.api('POST', `/v1/gifts/${canceled.id}/cancel`)).status).toBe(200);
+      expect((await acme.http.POST('/v1/gifts/{id}/cancel', { path: { id: canceled.id } })).status).toBe(200);
       const other = await t.registerTenant();
-      const otherPlan = await other.api('POST', '/v1/plans', { name: 'X', code: 'x', interval_unit: 'month', amount: 100, currency: 'INR' });
+      const otherPlan = await other.http.POST('/v1/plans', { body: { name: 'X', code: 'x', interval_unit: 'month', amount: 100, currency: 'INR' } });
       const foreign = await giftFor(other, { plan: otherPlan.body.data.id, buyerId: await customer(other) });
       const answers = await Promise.all(['ZZZZ-ZZZZ-ZZZZ-ZZZZ', 'hello', "' OR 1=1 --", canceled.code, foreign.code].map((code) => redeem(s, code)));
       for (const res of answers) {
@@ -370,7 +380,7 @@ describe('portal', () => {
       expect(crossSite.body.error).toMatchObject({ code: 'unauthorized', reason: 'cross_site_request' });
       const otherToken = await signInAs(await customer());
       expect((await portalApi('POST', '/portal/api/redeem', s.cookie, { code: gift.code }, { 'x-csrf-token': otherToken.csrf })).status).toBe(403);
-      expect((await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data.status).toBe('purchased');
+      expect((await acme.http.GET('/v1/gifts/{id}', { path: { id: gift.id } })).body.data.status).toBe('purchased');
       expect((await portalApi('POST', '/portal/api/redeem', s.cookie, { nope: 1 }, { 'x-csrf-token': s.csrf })).status).toBe(400);
     });
 
@@ -425,7 +435,7 @@ describe('portal', () => {
       expect(ok.headers.location).toBe('/portal?notice=gift_redeemed');
       const after = await t.call({ method: 'GET', url: '/portal?notice=gift_redeemed', headers: { cookie: s.cookie } });
       expect(after.text).toContain('Gift redeemed');
-      expect((await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data.status).toBe('redeemed');
+      expect((await acme.http.GET('/v1/gifts/{id}', { path: { id: gift.id } })).body.data.status).toBe('redeemed');
 
       const out = await form('/portal/logout', s.cookie, { csrf_token: s.csrf });
       expect(out.status).toBe(303);
