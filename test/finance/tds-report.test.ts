@@ -27,9 +27,9 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 async function entityOf(tenant: Tenant): Promise<string> {
-  const res = await tenant.api('GET', '/v1/entities');
+  const res = await tenant.http.GET('/v1/entities');
   expect(res.status, res.text).toBe(200);
-  return res.body.data[0].id;
+  return res.body.data[0]!.id;
 }
 
 describe('TDS sections: old codes before 1 April 2026, s.393 payment codes from then', () => {
@@ -73,12 +73,14 @@ describe('GET /v1/tds/report', () => {
     // C: 20,000.00 paid at 19:00 UTC on 31 March = 00:30 IST on 1 April 2026 with 1,000.00 withheld:
     // India's day is 1 April, so it is in Q1 of 2026-27 and its certificate will be a Form 131.
     t.clock.set('2026-03-31T19:00:00Z');
-    const payC = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: acme,
-      invoice_id: c.id,
-      payment_type: 'cheque',
-      amount: 2_000_000,
-      tds_amount: 100_000,
+    const payC = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: acme,
+        invoice_id: c.id,
+        payment_type: 'cheque',
+        amount: 2_000_000,
+        tds_amount: 100_000,
+      },
     });
     expect(payC.status, payC.text).toBe(201);
     // Invoice B, issued 5 May 2026: 2025 Act. Taxable 2,00,000.00 → TDS at most 40,000.00.
@@ -87,7 +89,10 @@ describe('GET /v1/tds/report', () => {
 
     // A's certificate: 10,000.00 under 194J(b) (10 % of 1,00,000.00), deducted on A's issue date (the default).
     t.clock.set('2026-06-01T06:30:00Z');
-    const certA = await tenant.api('POST', `/v1/invoices/${a.id}/tds`, { tds_amount: 1_000_000, section: '194J(b)', certificate_number: 'FORM16A-1' });
+    const certA = await tenant.http.POST('/v1/invoices/{id}/tds', {
+      path: { id: a.id },
+      body: { tds_amount: 1_000_000, section: '194J(b)', certificate_number: 'FORM16A-1' },
+    });
     expect(certA.status, certA.text).toBe(200);
     expect(certA.body.data.amount_tds).toBe(1_000_000);
 
@@ -103,25 +108,30 @@ describe('GET /v1/tds/report', () => {
     const future = await tenant.api('POST', `/v1/invoices/${b.id}/tds`, { tds_amount: 100_000, section: '1027', deducted_on: '2026-06-02' });
     expect(future.status, future.text).toBe(400);
     // Refusals settle nothing: A still carries only its 10,000.00.
-    expect((await tenant.api('GET', `/v1/invoices/${a.id}`)).body.data.amount_tds).toBe(1_000_000);
+    expect((await tenant.http.GET('/v1/invoices/{id}', { path: { id: a.id } })).body.data.amount_tds).toBe(1_000_000);
 
     // B's certificate: 20,000.00 under 1027 (10 % of 2,00,000.00), deducted 20 May 2026 → Form 131.
-    const certB = await tenant.api('POST', `/v1/invoices/${b.id}/tds`, {
-      tds_amount: 2_000_000,
-      section: '1027',
-      certificate_number: 'F131-77',
-      deducted_on: '2026-05-20',
+    const certB = await tenant.http.POST('/v1/invoices/{id}/tds', {
+      path: { id: b.id },
+      body: {
+        tds_amount: 2_000_000,
+        section: '1027',
+        certificate_number: 'F131-77',
+        deducted_on: '2026-05-20',
+      },
     });
     expect(certB.status, certB.text).toBe(200);
 
     // B: 1,00,000.00 paid on 10 June 2026 with 2,000.00 withheld (no certificate yet → pending).
     t.clock.set('2026-06-10T06:30:00Z');
-    const payB = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: acme,
-      invoice_id: b.id,
-      payment_type: 'bank_transfer',
-      amount: 10_000_000,
-      tds_amount: 200_000,
+    const payB = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: acme,
+        invoice_id: b.id,
+        payment_type: 'bank_transfer',
+        amount: 10_000_000,
+        tds_amount: 200_000,
+      },
     });
     expect(payB.status, payB.text).toBe(201);
     t.clock.set('2026-07-01T06:30:00Z');
@@ -129,26 +139,26 @@ describe('GET /v1/tds/report', () => {
     // Q1 2026-27 (1 April – 30 June 2026): C's withheld 1,000.00 (1 April), B's certificate 20,000.00 (20 May),
     // B's withheld 2,000.00 (10 June). Paid 20,000.00 + 1,00,000.00 = 1,20,000.00; TDS 23,000.00 of which
     // 20,000.00 certified and 3,000.00 pending.
-    const q1 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`);
+    const q1 = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1' } });
     expect(q1.status, q1.text).toBe(200);
     expect(q1.body.data.from).toBe('2026-04-01');
     expect(q1.body.data.to).toBe('2026-06-30');
     expect(q1.body.data.totals).toEqual({ amount_paid: 12_000_000, tds_deducted: 2_300_000, tds_certified: 2_000_000, tds_pending: 300_000 });
     expect(q1.body.data.customers).toHaveLength(1);
-    const rows = q1.body.data.customers[0].rows;
+    const rows = q1.body.data.customers[0]!.rows;
     expect(rows.map((r: Record<string, unknown>) => [r.invoice_id, r.deducted_on, r.status, r.tds_amount, r.amount_paid, r.certificate_form])).toEqual([
       [c.id, '2026-04-01', 'pending', 100_000, 2_000_000, 'Form 131'],
       [b.id, '2026-05-20', 'certified', 2_000_000, 0, 'Form 131'],
       [b.id, '2026-06-10', 'pending', 200_000, 10_000_000, 'Form 131'],
     ]);
     expect(rows[1]).toMatchObject({ section: '1027', payment_code: '1027', certificate_number: 'F131-77', invoice_number: b.number, invoice_total: b.total });
-    expect(rows[2].payment_id).toBe(payB.body.data.id);
+    expect(rows[2]!.payment_id).toBe(payB.body.data.id);
 
     // Q4 2025-26 (January – March 2026): A's certificate alone, Form 16A, 194J(b) mapped to 1027.
-    const q4 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2025-26-Q4`);
+    const q4 = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2025-26-Q4' } });
     expect(q4.status, q4.text).toBe(200);
     expect(q4.body.data.totals).toEqual({ amount_paid: 0, tds_deducted: 1_000_000, tds_certified: 1_000_000, tds_pending: 0 });
-    expect(q4.body.data.customers[0].rows).toEqual([
+    expect(q4.body.data.customers[0]!.rows).toEqual([
       expect.objectContaining({
         invoice_id: a.id,
         invoice_date: '2026-03-10',
@@ -161,7 +171,7 @@ describe('GET /v1/tds/report', () => {
     ]);
 
     // CSV: a header and one line per deduction.
-    const csv = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1&format=csv`);
+    const csv = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1', format: 'csv' } });
     expect(csv.status, csv.text).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
     const lines = csv.text.trim().split('\n');
@@ -173,12 +183,12 @@ describe('GET /v1/tds/report', () => {
 
     // Another customer's filter leaves nothing; a wrong year pair is a 400; another tenant's entity a 404.
     const other = await createCustomer(tenant);
-    const none = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1&customer_id=${other}`);
+    const none = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1', customer_id: other } });
     expect(none.body.data.customers).toEqual([]);
     expect(none.body.data.totals.tds_deducted).toBe(0);
     expect((await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-28-Q1`)).status).toBe(400);
     const stranger = await t.registerTenant();
-    expect((await stranger.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`)).status).toBe(404);
+    expect((await stranger.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1' } })).status).toBe(404);
   });
 });
 
@@ -193,12 +203,14 @@ describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
     t.clock.set('2026-03-25T06:30:00Z');
     const m = await createInvoice(tenant, acme, [10_000_000]);
     t.clock.set('2026-04-05T06:30:00Z');
-    const payM = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: acme,
-      invoice_id: m.id,
-      payment_type: 'bank_transfer',
-      amount: 9_800_000,
-      tds_amount: 200_000,
+    const payM = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: acme,
+        invoice_id: m.id,
+        payment_type: 'bank_transfer',
+        amount: 9_800_000,
+        tds_amount: 200_000,
+      },
     });
     expect(payM.status, payM.text).toBe(201);
     expect(payM.body.data.tds_certificate).toBeNull();
@@ -206,21 +218,23 @@ describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
     t.clock.set('2026-05-05T06:30:00Z');
     const j = await createInvoice(tenant, acme, [5_000_000]);
     t.clock.set('2026-06-10T06:30:00Z');
-    const payJ = await tenant.api('POST', '/v1/payments/offline', {
-      customer_id: acme,
-      invoice_id: j.id,
-      payment_type: 'cheque',
-      amount: 4_900_000,
-      tds_amount: 100_000,
+    const payJ = await tenant.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: acme,
+        invoice_id: j.id,
+        payment_type: 'cheque',
+        amount: 4_900_000,
+        tds_amount: 100_000,
+      },
     });
     expect(payJ.status, payJ.text).toBe(201);
-    const noTds = await tenant.api('POST', '/v1/payments/offline', { customer_id: acme, payment_type: 'cash', amount: 1_000 });
+    const noTds = await tenant.http.POST('/v1/payments/offline', { body: { customer_id: acme, payment_type: 'cash', amount: 1_000 } });
     expect(noTds.status, noTds.text).toBe(201);
 
     t.clock.set('2026-07-02T06:30:00Z');
-    const before = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`);
+    const before = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1' } });
     expect(before.body.data.totals).toEqual({ amount_paid: 14_700_000, tds_deducted: 300_000, tds_certified: 0, tds_pending: 300_000 });
-    const entriesBefore = (await tenant.api('GET', `/v1/invoices/${m.id}/journal-entries`)).body.data.length;
+    const entriesBefore = (await tenant.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: m.id } })).body.data.length;
 
     // Refused, and nothing recorded: a day after the payment's; a 2025 Act code on a March deduction; no TDS; another tenant.
     const late = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-1', deducted_on: '2026-06-11' });
@@ -232,17 +246,22 @@ describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
       deducted_on: '2026-03-28',
     });
     expect(newCodeInMarch.status, newCodeInMarch.text).toBe(400);
-    const nothing = await tenant.api('POST', `/v1/payments/${noTds.body.data.id}/tds-certificate`, { certificate_number: 'X' });
+    const nothing = await tenant.http.POST('/v1/payments/{id}/tds-certificate', { path: { id: noTds.body.data.id }, body: { certificate_number: 'X' } });
     expect(nothing.status, nothing.text).toBe(409);
-    expect(nothing.body.error.reason).toBe('payment_has_no_tds');
+    expect(nothing.error!.reason).toBe('payment_has_no_tds');
     const stranger = await t.registerTenant();
-    expect((await stranger.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'X' })).status).toBe(404);
+    expect((await stranger.http.POST('/v1/payments/{id}/tds-certificate', { path: { id: payJ.body.data.id }, body: { certificate_number: 'X' } })).status).toBe(
+      404,
+    );
 
     // M: 194J(b) on 28 March → payment code 1027, Form 16A. J: 1027 on its payment's day → Form 131.
-    const certM = await tenant.api('POST', `/v1/payments/${payM.body.data.id}/tds-certificate`, {
-      certificate_number: 'F16A-9',
-      section: '194J(b)',
-      deducted_on: '2026-03-28',
+    const certM = await tenant.http.POST('/v1/payments/{id}/tds-certificate', {
+      path: { id: payM.body.data.id },
+      body: {
+        certificate_number: 'F16A-9',
+        section: '194J(b)',
+        deducted_on: '2026-03-28',
+      },
     });
     expect(certM.status, certM.text).toBe(200);
     expect(certM.body.data.tds_certificate).toMatchObject({
@@ -252,18 +271,21 @@ describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
       certificate_form: 'Form 16A',
       deducted_on: '2026-03-28',
     });
-    const certJ = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-2', section: '1027' });
+    const certJ = await tenant.http.POST('/v1/payments/{id}/tds-certificate', {
+      path: { id: payJ.body.data.id },
+      body: { certificate_number: 'F131-2', section: '1027' },
+    });
     expect(certJ.status, certJ.text).toBe(200);
     expect(certJ.body.data.tds_certificate).toMatchObject({ section: '1027', payment_code: '1027', certificate_form: 'Form 131', deducted_on: '2026-06-10' });
-    expect((await tenant.api('GET', `/v1/payments/${payJ.body.data.id}`)).body.data.tds_certificate.certificate_number).toBe('F131-2');
-    const again = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-3' });
+    expect((await tenant.http.GET('/v1/payments/{id}', { path: { id: payJ.body.data.id } })).body.data.tds_certificate!.certificate_number).toBe('F131-2');
+    const again = await tenant.http.POST('/v1/payments/{id}/tds-certificate', { path: { id: payJ.body.data.id }, body: { certificate_number: 'F131-3' } });
     expect(again.status, again.text).toBe(409);
-    expect(again.body.error.reason).toBe('tds_already_certified');
+    expect(again.error!.reason).toBe('tds_already_certified');
 
     // Q1 2026-27 now holds J alone, certified (M moved to Q4 2025-26 with its day of deduction).
-    const q1 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`);
+    const q1 = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2026-27-Q1' } });
     expect(q1.body.data.totals).toEqual({ amount_paid: 4_900_000, tds_deducted: 100_000, tds_certified: 100_000, tds_pending: 0 });
-    expect(q1.body.data.customers[0].rows).toEqual([
+    expect(q1.body.data.customers[0]!.rows).toEqual([
       expect.objectContaining({
         invoice_id: j.id,
         deducted_on: '2026-06-10',
@@ -272,13 +294,13 @@ describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
         payment_id: payJ.body.data.id,
       }),
     ]);
-    const q4 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2025-26-Q4`);
+    const q4 = await tenant.http.GET('/v1/tds/report', { query: { entity_id: entityId, quarter: '2025-26-Q4' } });
     expect(q4.body.data.totals).toEqual({ amount_paid: 9_800_000, tds_deducted: 200_000, tds_certified: 200_000, tds_pending: 0 });
-    expect(q4.body.data.customers[0].rows[0]).toMatchObject({ invoice_id: m.id, deducted_on: '2026-03-28', section: '194J(b)', certificate_form: 'Form 16A' });
+    expect(q4.body.data.customers[0]!.rows[0]).toMatchObject({ invoice_id: m.id, deducted_on: '2026-03-28', section: '194J(b)', certificate_form: 'Form 16A' });
 
     // No money moved; the event says what happened.
-    expect((await tenant.api('GET', `/v1/invoices/${m.id}/journal-entries`)).body.data.length).toBe(entriesBefore);
-    const events = await tenant.api('GET', '/v1/events?type=payment.tds_certified');
-    expect(events.body.data.map((e: { data: { object: { id: string } } }) => e.data.object.id).sort()).toEqual([payM.body.data.id, payJ.body.data.id].sort());
+    expect((await tenant.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: m.id } })).body.data.length).toBe(entriesBefore);
+    const events = await tenant.http.GET('/v1/events', { query: { type: 'payment.tds_certified' } });
+    expect(events.body.data.map((e) => e.data.object.id).sort()).toEqual([payM.body.data.id, payJ.body.data.id].sort());
   });
 });

@@ -14,20 +14,22 @@ const B2B_MH = gstin('27', 'AABCM5678D');
 let t: TestKosh;
 let acme: Tenant;
 let entityId: string;
-const inv: Record<string, { id: string; number: string; total: number }> = {};
-const notes: Record<string, { id: string; number: string }> = {};
+const inv: Record<string, { id: string; number: string | null; total: number }> = {};
+const notes: Record<string, { id: string; number: string | null }> = {};
 
 async function customer(email: string, extra: Record<string, unknown>) {
-  const res = await acme.api('POST', '/v1/customers', { email, name: email.split('@')[0], ...extra });
+  const res = await acme.http.POST('/v1/customers', { body: { email, name: email.split('@')[0], ...extra } });
   expect(res.status).toBe(201);
   return res.body.data.id as string;
 }
 
 async function invoice(name: string, customerId: string, rupees: number) {
-  const res = await acme.api('POST', '/v1/invoices', {
-    customer_id: customerId,
-    currency: 'INR',
-    lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }],
+  const res = await acme.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customerId,
+      currency: 'INR',
+      lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }],
+    },
   });
   expect(res.status).toBe(201);
   inv[name] = res.body.data;
@@ -35,11 +37,13 @@ async function invoice(name: string, customerId: string, rupees: number) {
 
 async function creditNote(name: string, invoiceName: string, rupees: number) {
   const original = inv[invoiceName]!;
-  const res = await acme.api('POST', '/v1/credit-notes', {
-    customer_id: (await acme.api('GET', `/v1/invoices/${original.id}`)).body.data.customer_id,
-    invoice_id: original.id,
-    amount: rupees * 100,
-    reason: 'Service credit',
+  const res = await acme.http.POST('/v1/credit-notes', {
+    body: {
+      customer_id: (await acme.http.GET('/v1/invoices/{id}', { path: { id: original.id } })).body.data.customer_id,
+      invoice_id: original.id,
+      amount: rupees * 100,
+      reason: 'Service credit',
+    },
   });
   expect(res.status).toBe(201);
   notes[name] = res.body.data;
@@ -54,7 +58,7 @@ beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set('2026-04-02T06:00:00Z');
   acme = await t.registerTenant({ state_code: '29', gstin: SUPPLIER });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
   const b2bKa = await customer('ka@b2b.test', { gstin: B2B_KA });
   const b2bMh = await customer('mh@b2b.test', { gstin: B2B_MH });
   const b2cKa = await customer('ka@b2c.test', { billing_address: { state_code: '29' } });
@@ -63,7 +67,7 @@ beforeAll(async () => {
   await invoice('b2bIntra', b2bKa, 10_000);
   await invoice('b2bInter', b2bMh, 20_000);
   await invoice('b2bVoid', b2bMh, 5_000);
-  expect((await acme.api('POST', `/v1/invoices/${inv.b2bVoid!.id}/void`)).status).toBe(200);
+  expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: inv.b2bVoid!.id } })).status).toBe(200);
   await invoice('b2cSmallIntra', b2cKa, 1_000);
   await invoice('b2cSmallInter', b2cMh, 50_000);
   t.clock.set('2026-04-30T18:00:00Z'); // 23:30 on 30 April in India: still April
@@ -81,7 +85,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const gstr1 = async () => {
-  const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026`);
+  const res = await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '042026' } });
   expect(res.status).toBe(200);
   // Every return conforms to the committed offline-tool schema (decision 0361).
   expect(validateGstr1(res.body.data)).toEqual([]);
@@ -147,8 +151,8 @@ describe('GST returns', () => {
     it('exp: the export without payment of tax', async () => {
       const r = await gstr1();
       expect(r.exp).toHaveLength(1);
-      expect(r.exp[0].exp_typ).toBe('WOPAY');
-      expect(r.exp[0].inv).toEqual([
+      expect(r.exp[0]!.exp_typ).toBe('WOPAY');
+      expect(r.exp[0]!.inv).toEqual([
         { inum: inv.export!.number, idt: '30-04-2026', val: 30000, itms: [{ txval: 30000, rt: expect.any(Number), iamt: 0, csamt: 0 }] },
       ]);
     });
@@ -192,13 +196,13 @@ describe('GST returns', () => {
     it('doc_issue: the series from first to last number, the void counted as cancelled', async () => {
       const r = await gstr1();
       const invoices = r.doc_issue.doc_det.find((d: { doc_num: number }) => d.doc_num === 1);
-      expect(invoices.docs).toEqual([{ num: 1, from: inv.b2bIntra!.number, to: inv.export!.number, totnum: 8, cancel: 1, net_issue: 7 }]);
+      expect(invoices!.docs).toEqual([{ num: 1, from: inv.b2bIntra!.number, to: inv.export!.number, totnum: 8, cancel: 1, net_issue: 7 }]);
       const credit = r.doc_issue.doc_det.find((d: { doc_num: number }) => d.doc_num === 5);
-      expect(credit.docs).toEqual([{ num: 1, from: notes.onB2b!.number, to: notes.onExport!.number, totnum: 4, cancel: 0, net_issue: 4 }]);
+      expect(credit!.docs).toEqual([{ num: 1, from: notes.onB2b!.number, to: notes.onExport!.number, totnum: 4, cancel: 0, net_issue: 4 }]);
     });
 
     it("answers CSV for accountants, its rows summing to the JSON's totals", async () => {
-      const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026&format=csv`);
+      const res = await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '042026', format: 'csv' } });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toContain('text/csv');
       const lines = res.text.trim().split('\n');
@@ -213,13 +217,13 @@ describe('GST returns', () => {
         expect(res.status, period).toBe(400);
       }
       const other = await t.registerTenant({ state_code: '29' });
-      expect((await other.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026`)).status).toBe(404);
+      expect((await other.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '042026' } })).status).toBe(404);
     });
   });
 
   describe('GSTR-3B', () => {
     it('table 3.1: taxable, zero-rated and nil supplies net of credit notes', async () => {
-      const res = await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=042026`);
+      const res = await acme.http.GET('/v1/gst/gstr3b', { query: { entity_id: entityId, period: '042026' } });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({
         gstin: SUPPLIER,
@@ -250,55 +254,64 @@ describe('GSTR-1 in rupees, credit notes per rate', () => {
   beforeAll(async () => {
     t.clock.set('2026-03-05T06:00:00Z');
     west = await t.registerTenant({ state_code: '29', gstin: WEST });
-    westEntity = (await west.api('GET', '/v1/entities')).body.data[0].id;
-    const abroad = (await west.api('POST', '/v1/customers', { email: 'us@abroad.test', name: 'US Buyer', billing_address: { city: 'Austin', country: 'US' } }))
-      .body.data.id;
-    const mh = (await west.api('POST', '/v1/customers', { email: 'mh@west.test', name: 'MH Buyer', gstin: B2B_MH })).body.data.id;
-    const exp = await west.api('POST', '/v1/invoices', {
-      customer_id: abroad,
-      currency: 'USD',
-      exchange_rate: '80',
-      lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000, hsn_code: '998314' }],
+    westEntity = (await west.http.GET('/v1/entities')).body.data[0]!.id;
+    const abroad = (
+      await west.http.POST('/v1/customers', { body: { email: 'us@abroad.test', name: 'US Buyer', billing_address: { city: 'Austin', country: 'US' } } })
+    ).body.data.id;
+    const mh = (await west.http.POST('/v1/customers', { body: { email: 'mh@west.test', name: 'MH Buyer', gstin: B2B_MH } })).body.data.id;
+    const exp = await west.http.POST('/v1/invoices', {
+      body: {
+        customer_id: abroad,
+        currency: 'USD',
+        exchange_rate: '80',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000, hsn_code: '998314' }],
+      },
     });
     expect(exp.status, exp.text).toBe(201);
     expect(exp.body.data.inr_total).toBe(8_000_000);
-    const b2b = await west.api('POST', '/v1/invoices', {
-      customer_id: mh,
-      currency: 'INR',
-      lines: [
-        { description: 'Platform fee', quantity: 1, unit_amount: 100_000, hsn_code: '998314' },
-        { description: 'Tea hampers', quantity: 1, unit_amount: 200_000, hsn_code: '0902' },
-      ],
+    const b2b = await west.http.POST('/v1/invoices', {
+      body: {
+        customer_id: mh,
+        currency: 'INR',
+        lines: [
+          { description: 'Platform fee', quantity: 1, unit_amount: 100_000, hsn_code: '998314' },
+          { description: 'Tea hampers', quantity: 1, unit_amount: 200_000, hsn_code: '0902' },
+        ],
+      },
     });
     expect(b2b.status, b2b.text).toBe(201);
     const [fee, tea] = b2b.body.data.lines;
-    const byLine = await west.api('POST', '/v1/credit-notes', {
-      customer_id: mh,
-      invoice_id: b2b.body.data.id,
-      reason: 'Partial return',
-      lines: [
-        { invoice_line_id: fee.id, amount: 11_800 },
-        { invoice_line_id: tea.id, amount: 21_000 },
-      ],
+    const byLine = await west.http.POST('/v1/credit-notes', {
+      body: {
+        customer_id: mh,
+        invoice_id: b2b.body.data.id,
+        reason: 'Partial return',
+        lines: [
+          { invoice_line_id: fee!.id, amount: 11_800 },
+          { invoice_line_id: tea!.id, amount: 21_000 },
+        ],
+      },
     });
     expect(byLine.status, byLine.text).toBe(201);
-    const onExport = await west.api('POST', '/v1/credit-notes', {
-      customer_id: abroad,
-      invoice_id: exp.body.data.id,
-      amount: 25_000,
-      reason: 'Quarter unused',
+    const onExport = await west.http.POST('/v1/credit-notes', {
+      body: {
+        customer_id: abroad,
+        invoice_id: exp.body.data.id,
+        amount: 25_000,
+        reason: 'Quarter unused',
+      },
     });
     expect(onExport.status, onExport.text).toBe(201);
     t.clock.set('2026-05-10T00:00:00Z');
   });
 
   it('exp, cdnr, cdnur, hsn and 3B in rupees; a note by line has one item per rate', async () => {
-    const res = await west.api('GET', `/v1/gst/gstr1?entity_id=${westEntity}&period=032026`);
+    const res = await west.http.GET('/v1/gst/gstr1', { query: { entity_id: westEntity, period: '032026' } });
     expect(res.status, res.text).toBe(200);
     const r = res.body.data;
     expect(r.exp).toEqual([{ exp_typ: 'WOPAY', inv: [expect.objectContaining({ val: 80_000, itms: [{ txval: 80_000, rt: 0, iamt: 0, csamt: 0 }] })] }]);
     expect(r.cdnr).toHaveLength(1);
-    expect(r.cdnr[0].nt[0]).toMatchObject({
+    expect(r.cdnr[0]!.nt[0]).toMatchObject({
       val: 328,
       itms: [
         { num: 1, itm_det: { txval: 200, rt: 5, iamt: 10, camt: 0, samt: 0, csamt: 0 } },
@@ -312,7 +325,7 @@ describe('GSTR-1 in rupees, credit notes per rate', () => {
     expect(validateGstr1(r)).toEqual([]);
     const hsn = Object.fromEntries(hsnRows(r).map((h) => [`${h.hsn_sc}@${h.rt}`, h.txval]));
     expect(hsn).toEqual({ '998314@18': 900, '998314@0': 60_000, '0902@5': 1_800 });
-    const b3 = (await west.api('GET', `/v1/gst/gstr3b?entity_id=${westEntity}&period=032026`)).body.data.sup_details;
+    const b3 = (await west.http.GET('/v1/gst/gstr3b', { query: { entity_id: westEntity, period: '032026' } })).body.data.sup_details;
     expect(b3.osup_zero).toMatchObject({ txval: 60_000, iamt: 0 });
     expect(b3.osup_det).toMatchObject({ txval: 2_700, iamt: 252 }); // 180 + 100 charged, 18 + 10 credited
   });

@@ -20,59 +20,68 @@ let t: TestKosh;
 let acme: Tenant;
 let entityId: string;
 let buyerId: string;
-let june: { id: string; number: string };
+let june: { id: string; number: string | null };
 
 beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set('2026-06-10T04:30:00Z'); // 10 June 2026, 10:00 in India
   acme = await t.registerTenant({ state_code: '29', gstin: gstin('29', 'AAECK4321L') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-  await acme.api('PATCH', `/v1/entities/${entityId}`, {
-    einvoicing: { enabled: true, provider: 'sandbox' },
-    address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+  await acme.http.PATCH('/v1/entities/{id}', {
+    path: { id: entityId },
+    body: {
+      einvoicing: { enabled: true, provider: 'sandbox' },
+      address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+    },
   });
   // Registered with the wrong GSTIN and no address: the e-invoice fails and waits for a correction.
-  buyerId = (await acme.api('POST', '/v1/customers', { email: 'ap@buyer.test', name: 'Buyer Ltd', gstin: WRONG })).body.data.id;
-  const res = await acme.api('POST', '/v1/invoices', {
-    customer_id: buyerId,
-    currency: 'INR',
-    lines: [{ description: 'Platform', quantity: 1, unit_amount: 10_000_00, hsn_code: '998314' }],
+  buyerId = (await acme.http.POST('/v1/customers', { body: { email: 'ap@buyer.test', name: 'Buyer Ltd', gstin: WRONG } })).body.data.id;
+  const res = await acme.http.POST('/v1/invoices', {
+    body: {
+      customer_id: buyerId,
+      currency: 'INR',
+      lines: [{ description: 'Platform', quantity: 1, unit_amount: 10_000_00, hsn_code: '998314' }],
+    },
   });
   june = res.body.data;
   await t.kosh.worker.drain();
   t.clock.set('2026-07-05T04:30:00Z');
-  const filed = await acme.api('POST', '/v1/gst/returns/gstr1/2026-06/filed', { entity_id: entityId, arn: 'AA290626000001A' });
+  const filed = await acme.http.POST('/v1/gst/returns/gstr1/{period}/filed', {
+    path: { period: '2026-06' },
+    body: { entity_id: entityId, arn: 'AA290626000001A' },
+  });
   expect(filed.status, filed.text).toBe(200);
 });
 afterAll(() => t.close());
 
-const get = async (path: string) => {
-  const res = await acme.api('GET', path);
-  return res;
-};
+const gstr1 = (period: string) => acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period } });
+const gstr1a = (period: string) => acme.http.GET('/v1/gst/gstr1a', { query: { entity_id: entityId, period } });
 
 describe('GSTR-1A and amendments', () => {
   it('GSTR-1A before its GSTR-1 is filed → 409 gstr1_not_filed', async () => {
-    const res = await get(`/v1/gst/gstr1a?entity_id=${entityId}&period=072026`);
+    const res = await gstr1a('072026');
     expect(res.status).toBe(409);
-    expect(res.body.error.reason).toBe('gstr1_not_filed');
+    expect(res.error!.reason).toBe('gstr1_not_filed');
   });
 
   it('June GSTR-1 filed with the wrong GSTIN; GSTR-1A is empty until something changes', async () => {
-    const filed = (await get(`/v1/gst/gstr1?entity_id=${entityId}&period=062026`)).body.data;
+    const filed = (await gstr1('062026')).body.data;
     expect(filed.b2b.map((b: { ctin: string }) => b.ctin)).toEqual([WRONG]);
-    const a = (await get(`/v1/gst/gstr1a?entity_id=${entityId}&period=062026`)).body.data;
+    const a = (await gstr1a('062026')).body.data;
     expect(a).toMatchObject({ fp: '062026', b2b: [], cdnr: [] });
   });
 
   it('the buyer GSTIN corrected in July: GSTR-1A of June lists the invoice under the right GSTIN; June GSTR-1 unchanged', async () => {
-    await acme.api('PATCH', `/v1/customers/${buyerId}`, {
-      gstin: RIGHT,
-      billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+    await acme.http.PATCH('/v1/customers/{id}', {
+      path: { id: buyerId },
+      body: {
+        gstin: RIGHT,
+        billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+      },
     });
-    const retry = await acme.api('POST', `/v1/invoices/${june.id}/einvoice/retry`, { refresh_buyer: true });
+    const retry = await acme.http.POST('/v1/invoices/{id}/einvoice/retry', { path: { id: june.id }, body: { refresh_buyer: true } });
     expect(retry.status, retry.text).toBe(202);
-    const a = (await get(`/v1/gst/gstr1a?entity_id=${entityId}&period=062026`)).body.data;
+    const a = (await gstr1a('062026')).body.data;
     // ₹10,000 + IGST 18 % ₹1,800 = ₹11,800, dated 10 June.
     expect(a.b2b).toEqual([
       {
@@ -87,27 +96,27 @@ describe('GSTR-1A and amendments', () => {
         ],
       },
     ]);
-    expect((await get(`/v1/gst/gstr1?entity_id=${entityId}&period=062026`)).body.data.b2b[0].ctin).toBe(WRONG);
+    expect((await gstr1('062026')).body.data.b2b[0]!.ctin).toBe(WRONG);
     // While GSTR-1A is open, July's GSTR-1 carries no amendment.
-    expect((await get(`/v1/gst/gstr1?entity_id=${entityId}&period=072026`)).body.data.b2ba).toBeUndefined();
+    expect((await gstr1('072026')).body.data.b2ba).toBeUndefined();
   });
 
   it("after June's GSTR-3B is filed: GSTR-1A closed (409), July's GSTR-1 carries b2ba with the original number and date", async () => {
-    expect((await acme.api('POST', '/v1/gst/returns/gstr3b/2026-06/filed', { entity_id: entityId })).status).toBe(200);
-    const closed = await get(`/v1/gst/gstr1a?entity_id=${entityId}&period=062026`);
+    expect((await acme.http.POST('/v1/gst/returns/gstr3b/{period}/filed', { path: { period: '2026-06' }, body: { entity_id: entityId } })).status).toBe(200);
+    const closed = await gstr1a('062026');
     expect(closed.status).toBe(409);
-    expect(closed.body.error.reason).toBe('gstr1a_closed');
+    expect(closed.error!.reason).toBe('gstr1a_closed');
     t.clock.set('2026-08-05T04:30:00Z');
-    const july = (await get(`/v1/gst/gstr1?entity_id=${entityId}&period=072026`)).body.data;
+    const july = (await gstr1('072026')).body.data;
     expect(validateGstr1(july)).toEqual([]);
     expect(july.b2ba).toEqual([{ ctin: RIGHT, inv: [expect.objectContaining({ oinum: june.number, oidt: '10-06-2026', inum: june.number, val: 11_800 })] }]);
   });
 
   it('once July is filed with the amendment, August does not declare it again', async () => {
-    expect((await acme.api('POST', '/v1/gst/returns/gstr1/2026-07/filed', { entity_id: entityId })).status).toBe(200);
-    expect((await acme.api('POST', '/v1/gst/returns/gstr3b/2026-07/filed', { entity_id: entityId })).status).toBe(200);
+    expect((await acme.http.POST('/v1/gst/returns/gstr1/{period}/filed', { path: { period: '2026-07' }, body: { entity_id: entityId } })).status).toBe(200);
+    expect((await acme.http.POST('/v1/gst/returns/gstr3b/{period}/filed', { path: { period: '2026-07' }, body: { entity_id: entityId } })).status).toBe(200);
     t.clock.set('2026-09-05T04:30:00Z');
-    const august = (await get(`/v1/gst/gstr1?entity_id=${entityId}&period=082026`)).body.data;
+    const august = (await gstr1('082026')).body.data;
     expect(august.b2ba).toBeUndefined();
     expect(validateGstr1(august)).toEqual([]);
   });

@@ -21,38 +21,41 @@ const gstin = (state: string, pan: string) => {
 let t: TestKosh;
 let acme: Tenant;
 let entityId: string;
-const inv: Record<string, { id: string; number: string }> = {};
+const inv: Record<string, { id: string; number: string | null }> = {};
 
 async function customer(email: string, extra: Record<string, unknown>) {
-  const res = await acme.api('POST', '/v1/customers', { email, name: email.split('@')[0], ...extra });
+  const res = await acme.http.POST('/v1/customers', { body: { email, name: email.split('@')[0], ...extra } });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id as string;
 }
 
 async function invoice(name: string, customerId: string, rupees: number) {
-  const res = await acme.api('POST', '/v1/invoices', {
-    customer_id: customerId,
-    currency: 'INR',
-    lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }],
+  const res = await acme.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customerId,
+      currency: 'INR',
+      lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }],
+    },
   });
   expect(res.status, res.text).toBe(201);
   inv[name] = res.body.data;
 }
 
-const get = (path: string) => acme.api('GET', path);
 const gstr1 = async (period: string) => {
-  const res = await get(`/v1/gst/gstr1?entity_id=${entityId}&period=${period}`);
+  const res = await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period } });
   expect(res.status, res.text).toBe(200);
   expect(validateGstr1(res.body.data)).toEqual([]);
   return res.body.data;
 };
-const correct = (name: string, body: Record<string, unknown>) => acme.api('POST', `/v1/invoices/${inv[name]!.id}/gst-details`, body);
+const correct = (name: string, body: Record<string, unknown>) => acme.http.POST('/v1/invoices/{id}/gst-details', { path: { id: inv[name]!.id }, body });
+/** A correction the API refuses as input (400). */
+const badCorrection = (name: string, body: Record<string, unknown>) => acme.api('POST', `/v1/invoices/${inv[name]!.id}/gst-details`, body);
 
 beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set('2026-06-10T04:30:00Z'); // 10 June 2026, 10:00 in India
   acme = await t.registerTenant({ state_code: '29', gstin: gstin('29', 'AAECK4321L') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
   const mh = await customer('mh@b2c.test', { billing_address: { state_code: '27' } });
   const dl = await customer('dl@b2c.test', { billing_address: { state_code: '07' } });
   const tn = await customer('tn@b2c.test', { billing_address: { state_code: '33' } });
@@ -65,7 +68,10 @@ beforeAll(async () => {
   await invoice('kaIntra', ka, 5_000);
   await invoice('export', abroad, 30_000); // under LUT: no IGST
   t.clock.set('2026-07-05T04:30:00Z');
-  const filed = await acme.api('POST', '/v1/gst/returns/gstr1/2026-06/filed', { entity_id: entityId, arn: 'AA290626000001A' });
+  const filed = await acme.http.POST('/v1/gst/returns/gstr1/{period}/filed', {
+    path: { period: '2026-06' },
+    body: { entity_id: entityId, arn: 'AA290626000001A' },
+  });
   expect(filed.status, filed.text).toBe(200);
 });
 afterAll(() => t.close());
@@ -80,22 +86,22 @@ describe('corrections of B2C and export invoices', () => {
         expect.objectContaining({ sply_ty: 'INTER', pos: '07', rt: 18, txval: 1_000, iamt: 180 }),
       ]),
     );
-    expect(june.exp[0].inv[0]).not.toHaveProperty('sbnum');
+    expect(june.exp[0]!.inv[0]).not.toHaveProperty('sbnum');
   });
 
   it('refuses a correction that would change the tax or the table (409 gst_correction_changes_supply)', async () => {
     const refused = async (name: string, body: Record<string, unknown>) => {
       const res = await correct(name, body);
       expect(res.status, res.text).toBe(409);
-      expect(res.body.error.reason).toBe('gst_correction_changes_supply');
+      expect(res.error!.reason).toBe('gst_correction_changes_supply');
     };
     await refused('kaIntra', { place_of_supply: '27' }); // intra-state: CGST/SGST would become IGST
     await refused('mhA', { place_of_supply: '29' }); // into the supplier's state: IGST would become CGST/SGST
     await refused('tnLarge', { place_of_supply: '27' }); // B2CL: b2cla keeps the original place of supply
     await refused('mhA', { shipping_bill: { port_code: 'INMAA1', number: '1234567', date: '2026-06-12' } }); // not an export
-    const early = await correct('export', { shipping_bill: { port_code: 'INMAA1', number: '1234567', date: '2026-06-09' } });
+    const early = await badCorrection('export', { shipping_bill: { port_code: 'INMAA1', number: '1234567', date: '2026-06-09' } });
     expect(early.status, early.text).toBe(400); // dated before the 10 June invoice
-    expect((await correct('export', { shipping_bill: { port_code: 'INMAA1', number: '12', date: '2026-06-12' } })).status).toBe(400); // 3–7 digits
+    expect((await badCorrection('export', { shipping_bill: { port_code: 'INMAA1', number: '12', date: '2026-06-12' } })).status).toBe(400); // 3–7 digits
   });
 
   it('corrections in July: the invoices read corrected; GSTR-1A of June lists them; June GSTR-1 unchanged', async () => {
@@ -107,7 +113,7 @@ describe('corrections of B2C and export invoices', () => {
     expect(sb.status, sb.text).toBe(200);
     expect(sb.body.data.shipping_bill).toEqual({ port_code: 'INMAA1', number: '1234567', date: '2026-06-12' });
 
-    const a = (await get(`/v1/gst/gstr1a?entity_id=${entityId}&period=062026`)).body.data;
+    const a = (await acme.http.GET('/v1/gst/gstr1a', { query: { entity_id: entityId, period: '062026' } })).body.data;
     // 27: ₹20,000, ₹3,600 left; 07: nothing left (0); 33: ₹10,000 + ₹1,000 = ₹11,000, ₹1,800 + ₹180 = ₹1,980.
     expect(a.b2cs).toEqual(
       expect.arrayContaining([
@@ -129,7 +135,7 @@ describe('corrections of B2C and export invoices', () => {
   });
 
   it("after June's 3B is filed: July's GSTR-1 carries b2csa (omon 062026) and expa with the original number and date", async () => {
-    expect((await acme.api('POST', '/v1/gst/returns/gstr3b/2026-06/filed', { entity_id: entityId })).status).toBe(200);
+    expect((await acme.http.POST('/v1/gst/returns/gstr3b/{period}/filed', { path: { period: '2026-06' }, body: { entity_id: entityId } })).status).toBe(200);
     t.clock.set('2026-08-05T04:30:00Z');
     const july = await gstr1('072026');
     expect(july.b2csa).toEqual(
@@ -159,15 +165,15 @@ describe('corrections of B2C and export invoices', () => {
         ],
       },
     ]);
-    for (const table of ['b2ba', 'b2cla', 'cdnra', 'cdnura']) expect(july[table], table).toBeUndefined();
+    for (const table of ['b2ba', 'b2cla', 'cdnra', 'cdnura'] as const) expect(july[table], table).toBeUndefined();
     expect(july.b2cs).toEqual([]); // July itself has no supplies
   });
 
   it('once July is filed with them, August declares nothing again', async () => {
-    expect((await acme.api('POST', '/v1/gst/returns/gstr1/2026-07/filed', { entity_id: entityId })).status).toBe(200);
-    expect((await acme.api('POST', '/v1/gst/returns/gstr3b/2026-07/filed', { entity_id: entityId })).status).toBe(200);
+    expect((await acme.http.POST('/v1/gst/returns/gstr1/{period}/filed', { path: { period: '2026-07' }, body: { entity_id: entityId } })).status).toBe(200);
+    expect((await acme.http.POST('/v1/gst/returns/gstr3b/{period}/filed', { path: { period: '2026-07' }, body: { entity_id: entityId } })).status).toBe(200);
     t.clock.set('2026-09-05T04:30:00Z');
     const august = await gstr1('082026');
-    for (const table of ['b2ba', 'b2cla', 'b2csa', 'expa', 'cdnra', 'cdnura']) expect(august[table], table).toBeUndefined();
+    for (const table of ['b2ba', 'b2cla', 'b2csa', 'expa', 'cdnra', 'cdnura'] as const) expect(august[table], table).toBeUndefined();
   });
 });

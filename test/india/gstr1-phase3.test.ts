@@ -19,7 +19,7 @@ let entityId: string;
 const ids: Record<string, string> = {};
 
 async function invoice(customer: string, lines: Record<string, unknown>[]) {
-  const res = await acme.api('POST', '/v1/invoices', { customer_id: ids[customer], currency: 'INR', lines });
+  const res = await acme.http.POST('/v1/invoices', { body: { customer_id: ids[customer]!, currency: 'INR', lines } });
   expect(res.status, res.text).toBe(201);
   return res.body.data as { id: string; number: string; total: number };
 }
@@ -35,9 +35,9 @@ beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set('2026-06-02T04:30:00Z'); // 10:00 on 2 June 2026 in India
   acme = await t.registerTenant({ state_code: '29', gstin: gstin('29', 'AAECK4321L') });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
   const customer = async (name: string, body: Record<string, unknown>) => {
-    const res = await acme.api('POST', '/v1/customers', { email: `${name}@c.test`, name, ...body });
+    const res = await acme.http.POST('/v1/customers', { body: { email: `${name}@c.test`, name, ...body } });
     expect(res.status, res.text).toBe(201);
     ids[name] = res.body.data.id;
   };
@@ -54,12 +54,14 @@ beforeAll(async () => {
   ids.toCredit = (await invoice('person', [line(1_000)])).id;
   // (4) SEZ unit under LUT ₹5,000 (zero-rated, SEWOP) and a ₹1,000 credit note on it.
   const sez = await invoice('sez', [line(5_000)]);
-  const note = await acme.api('POST', '/v1/credit-notes', { customer_id: ids.sez, invoice_id: sez.id, amount: 1_000_00, reason: 'Discount' });
+  const note = await acme.http.POST('/v1/credit-notes', { body: { customer_id: ids.sez!, invoice_id: sez.id, amount: 1_000_00, reason: 'Discount' } });
   expect(note.status, note.text).toBe(201);
 
   // July: the whole of (3) credited, nothing sold.
   t.clock.set('2026-07-10T04:30:00Z');
-  const july = await acme.api('POST', '/v1/credit-notes', { customer_id: ids.person, invoice_id: ids.toCredit, amount: 1_180_00, reason: 'Cancelled' });
+  const july = await acme.http.POST('/v1/credit-notes', {
+    body: { customer_id: ids.person!, invoice_id: ids.toCredit!, amount: 1_180_00, reason: 'Cancelled' },
+  });
   expect(july.status, july.text).toBe(201);
 
   // August: ₹3,000 B2C at 18 % (CGST ₹270 + SGST ₹270).
@@ -70,13 +72,13 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const gstr1 = async (period: string) => {
-  const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=${period}`);
+  const res = await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period } });
   expect(res.status, res.text).toBe(200);
   expect(validateGstr1(res.body.data)).toEqual([]);
   return res.body.data;
 };
 const gstr3b = async (period: string) => {
-  const res = await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=${period}`);
+  const res = await acme.http.GET('/v1/gst/gstr3b', { query: { entity_id: entityId, period } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 };
@@ -104,9 +106,9 @@ describe('GSTR-1, Phase III format', () => {
 
   it('a credit note to an SEZ unit carries SEWOP like its invoice', async () => {
     const r = await gstr1('062026');
-    expect(r.b2b.find((b: { ctin: string }) => b.ctin.startsWith('33')).inv[0].inv_typ).toBe('SEWOP');
+    expect(r.b2b.find((b: { ctin: string }) => b.ctin.startsWith('33'))!.inv[0]!.inv_typ).toBe('SEWOP');
     expect(r.cdnr).toHaveLength(1);
-    expect(r.cdnr[0].nt[0]).toMatchObject({ ntty: 'C', inv_typ: 'SEWOP', val: 1_000 });
+    expect(r.cdnr[0]!.nt[0]).toMatchObject({ ntty: 'C', inv_typ: 'SEWOP', val: 1_000 });
   });
 
   it('table 13 lists every series with its numbers', async () => {
@@ -116,11 +118,11 @@ describe('GSTR-1, Phase III format', () => {
   });
 
   it('above ₹5 crore of turnover an invoice needs a 6-digit HSN (Notification 78/2020-CT)', async () => {
-    await acme.api('PATCH', `/v1/entities/${entityId}`, { aato_band: 'above_5_crore' });
+    await acme.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { aato_band: 'above_5_crore' } });
     const res = await acme.api('POST', '/v1/invoices', { customer_id: ids.b2b, currency: 'INR', lines: [line(100, { hsn_code: '0902' })] });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].field).toBe('lines.0.hsn_code');
-    await acme.api('PATCH', `/v1/entities/${entityId}`, { aato_band: 'up_to_5_crore' });
+    await acme.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { aato_band: 'up_to_5_crore' } });
   });
 });
 

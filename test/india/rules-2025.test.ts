@@ -22,10 +22,12 @@ let buyerId: string;
 let noAddressId: string;
 
 async function invoice(customerId: string, line: Record<string, unknown> = {}) {
-  const res = await acme.api('POST', '/v1/invoices', {
-    customer_id: customerId,
-    currency: 'INR',
-    lines: [{ description: 'Split air conditioner', quantity: 1, unit_amount: 10_000_00, ...line }],
+  const res = await acme.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customerId,
+      currency: 'INR',
+      lines: [{ description: 'Split air conditioner', quantity: 1, unit_amount: 10_000_00, ...line }],
+    },
   });
   expect(res.status).toBe(201);
   return res.body.data as { id: string; number: string; total: number; igst_amount: number; lines: { tax_rate_bp: number }[] };
@@ -35,16 +37,19 @@ beforeAll(async () => {
   t = await startTestKosh();
   t.clock.set('2025-09-21T17:30:00Z'); // 23:00 on 21 September 2025 in India: the old rates
   acme = await t.registerTenant({ state_code: '29', gstin: SUPPLIER });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-  const buyer = await acme.api('POST', '/v1/customers', {
-    email: 'accounts@buyer.test',
-    name: 'Buyer Industries Pvt Ltd',
-    gstin: BUYER,
-    billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+  const buyer = await acme.http.POST('/v1/customers', {
+    body: {
+      email: 'accounts@buyer.test',
+      name: 'Buyer Industries Pvt Ltd',
+      gstin: BUYER,
+      billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+    },
   });
   buyerId = buyer.body.data.id;
   // A registered buyer without an address: its e-invoice fails the IRP schema (and stays unreported).
-  noAddressId = (await acme.api('POST', '/v1/customers', { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') })).body.data.id;
+  noAddressId = (await acme.http.POST('/v1/customers', { body: { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') } })).body
+    .data.id;
 });
 afterAll(async () => {
   await t.close();
@@ -69,23 +74,25 @@ describe('GST rates by date (decision 0360)', () => {
 
   it("a credit note after the change keeps its invoice's 28 % (the rate of the original supply)", async () => {
     // A full credit of the ₹12,800 invoice reverses exactly its ₹2,800 of IGST, not 18 % of it.
-    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: before.id, amount: 12_800_00, reason: 'Returned' });
+    const note = await acme.http.POST('/v1/credit-notes', { body: { customer_id: buyerId, invoice_id: before.id, amount: 12_800_00, reason: 'Returned' } });
     expect(note.status).toBe(201);
     expect(note.body.data).toMatchObject({ subtotal: 10_000_00, igst_amount: 2_800_00 });
   });
 
   it('a draft created before the change and finalized after it takes the rate of its finalization date', async () => {
     t.clock.set('2025-09-21T12:00:00Z'); // a test clock back on 21 September (a backdated run)
-    const draft = await acme.api('POST', '/v1/invoices', {
-      customer_id: buyerId,
-      currency: 'INR',
-      auto_finalize: false,
-      lines: [{ description: 'AC', quantity: 1, unit_amount: 10_000_00, hsn_code: '8415' }],
+    const draft = await acme.http.POST('/v1/invoices', {
+      body: {
+        customer_id: buyerId,
+        currency: 'INR',
+        auto_finalize: false,
+        lines: [{ description: 'AC', quantity: 1, unit_amount: 10_000_00, hsn_code: '8415' }],
+      },
     });
     expect(draft.status).toBe(201);
     if (draft.body.data.status !== 'draft') return; // this API finalizes at once: covered by the first test
     t.clock.set('2025-09-22T06:30:00Z');
-    const fin = await acme.api('POST', `/v1/invoices/${draft.body.data.id}/finalize`);
+    const fin = await acme.http.POST('/v1/invoices/{id}/finalize', { path: { id: draft.body.data.id } });
     expect(fin.body.data.igst_amount).toBe(1_800_00);
   });
 
@@ -118,7 +125,7 @@ describe('GST rates by date (decision 0360)', () => {
 
 describe('invoice series (Rule 46(b); decision 0364)', () => {
   it('accepts a 10-character prefix such as INV/25-26/ (16 characters with the sequence)', async () => {
-    const other = await acme.api('POST', '/v1/entities', { name: 'Branch', invoice_prefix: 'INV/25-26/', state_code: '29' });
+    const other = await acme.http.POST('/v1/entities', { body: { name: 'Branch', invoice_prefix: 'INV/25-26/', state_code: '29' } });
     expect(other.status).toBe(201);
     expect(other.body.data.invoice_prefix).toBe('INV/25-26/');
   });
@@ -137,7 +144,10 @@ describe('invoice series (Rule 46(b); decision 0364)', () => {
 
   it('restarts every financial year at 1, gapless, with the year in the number', async () => {
     t.clock.set('2026-03-31T12:00:00Z'); // 17:30 on 31 March 2026 in India: FY 2025-26
-    const set = await acme.api('PATCH', `/v1/entities/${entityId}`, { invoice_prefix: 'INV/{FY}/', number_series_reset: 'financial_year' });
+    const set = await acme.http.PATCH('/v1/entities/{id}', {
+      path: { id: entityId },
+      body: { invoice_prefix: 'INV/{FY}/', number_series_reset: 'financial_year' },
+    });
     expect(set.status).toBe(200);
     expect(set.body.data.number_series_reset).toBe('financial_year');
     const a = await invoice(buyerId);
@@ -149,7 +159,7 @@ describe('invoice series (Rule 46(b); decision 0364)', () => {
     const d = await invoice(buyerId);
     expect([c.number, d.number]).toEqual(['INV/26-27/000001', 'INV/26-27/000002']);
     // Credit notes restart too; their fixed prefix takes the year after it.
-    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: c.id, amount: 1_00, reason: 'Rounding' });
+    const note = await acme.http.POST('/v1/credit-notes', { body: { customer_id: buyerId, invoice_id: c.id, amount: 1_00, reason: 'Rounding' } });
     expect(note.body.data.number).toBe('CN-26-27/000001');
   });
 
@@ -164,61 +174,55 @@ describe("the IRP's 30-day limit (decision 0363)", () => {
 
   it('answers irn_report_by: the 30th day from the document date for an entity of ₹10 crore or more, none below', async () => {
     t.clock.set('2026-04-01T04:30:00Z'); // 10:00 on 1 April 2026 in India
-    const enabled = await acme.api('PATCH', `/v1/entities/${entityId}`, {
-      einvoicing: { enabled: true, provider: 'sandbox' },
-      address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+    const enabled = await acme.http.PATCH('/v1/entities/{id}', {
+      path: { id: entityId },
+      body: {
+        einvoicing: { enabled: true, provider: 'sandbox' },
+        address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+      },
     });
     expect(enabled.status).toBe(200);
     const small = await invoice(buyerId);
-    expect((await acme.api('GET', `/v1/invoices/${small.id}/einvoice`)).body.data.irn_report_by).toBeNull();
-    expect((await acme.api('PATCH', `/v1/entities/${entityId}`, { aato_band: '10_crore_or_more' })).body.data.aato_band).toBe('10_crore_or_more');
+    expect((await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id: small.id } })).body.data.irn_report_by).toBeNull();
+    expect((await acme.http.PATCH('/v1/entities/{id}', { path: { id: entityId }, body: { aato_band: '10_crore_or_more' } })).body.data.aato_band).toBe(
+      '10_crore_or_more',
+    );
     failing = await invoice(noAddressId);
     reported = await invoice(buyerId);
     // Dated 1 April: reportable 1–30 April (GSTN advisory of 5 November 2024: "by 30 April").
-    expect((await acme.api('GET', `/v1/invoices/${reported.id}/einvoice`)).body.data.irn_report_by).toBe('2026-04-30');
+    expect((await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id: reported.id } })).body.data.irn_report_by).toBe('2026-04-30');
     await t.kosh.worker.drain();
-    expect((await acme.api('GET', `/v1/invoices/${failing.id}/einvoice`)).body.data.status).toBe('failed');
-    const rep = (await acme.api('GET', `/v1/invoices/${reported.id}/einvoice`)).body.data;
+    expect((await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id: failing.id } })).body.data.status).toBe('failed');
+    const rep = (await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id: reported.id } })).body.data;
     expect(rep.status, JSON.stringify(rep.errors)).toBe('generated');
   });
 
   it('alerts 5 days and 1 day before the last day, once each, for the unreported document only', async () => {
     t.clock.set('2026-04-24T18:30:00Z'); // 00:00 on 25 April: 5 days before 30 April
     await t.kosh.worker.drain();
-    let events = (await acme.api('GET', '/v1/events?type=einvoice.report_due')).body.data;
-    expect(events.map((e: { data: { object: { document_id: string; days_left: number } } }) => [e.data.object.document_id, e.data.object.days_left])).toEqual([
-      [failing.id, 5],
-    ]);
+    let events = (await acme.http.GET('/v1/events', { query: { type: 'einvoice.report_due' } })).body.data;
+    expect(events.map((e) => [e.data.object.document_id, e.data.object.days_left])).toEqual([[failing.id, 5]]);
     t.clock.set('2026-04-26T18:30:00Z'); // 27 April: nothing new
     await t.kosh.worker.drain();
-    expect((await acme.api('GET', '/v1/events?type=einvoice.report_due')).body.data).toHaveLength(1);
+    expect((await acme.http.GET('/v1/events', { query: { type: 'einvoice.report_due' } })).body.data).toHaveLength(1);
     t.clock.set('2026-04-28T18:30:00Z'); // 00:00 on 29 April: 1 day before
     await t.kosh.worker.drain();
-    events = (await acme.api('GET', '/v1/events?type=einvoice.report_due')).body.data;
-    expect(events.map((e: { data: { object: { days_left: number } } }) => e.data.object.days_left).sort()).toEqual([1, 5]);
+    events = (await acme.http.GET('/v1/events', { query: { type: 'einvoice.report_due' } })).body.data;
+    expect(events.map((e) => e.data.object.days_left).sort()).toEqual([1, 5]);
   });
 
   it('lists the unreported documents near their limit for the dashboard: GET /v1/einvoices/report-due', async () => {
     // 00:00 on 29 April in India: the failed document's last day (30 April) is 1 day away; the reported one is not listed.
-    const due = await acme.api('GET', '/v1/einvoices/report-due');
+    const due = await acme.http.GET('/v1/einvoices/report-due');
     expect(due.status, due.text).toBe(200);
-    const numberOfFailing = (await acme.api('GET', `/v1/invoices/${failing.id}`)).body.data.number;
+    const numberOfFailing = (await acme.http.GET('/v1/invoices/{id}', { path: { id: failing.id } })).body.data.number;
     expect(
-      due.body.data.map(
-        (d: { einvoice: { document_id: string; status: string; irn_report_by: string }; document_number: string; buyer_name: string; days_left: number }) => [
-          d.einvoice.document_id,
-          d.einvoice.status,
-          d.einvoice.irn_report_by,
-          d.document_number,
-          d.buyer_name,
-          d.days_left,
-        ],
-      ),
+      due.body.data.map((d) => [d.einvoice.document_id, d.einvoice.status, d.einvoice.irn_report_by, d.document_number, d.buyer_name, d.days_left]),
     ).toEqual([[failing.id, 'failed', '2026-04-30', numberOfFailing, 'No Address Ltd', 1]]);
     // A window of 1 day still has it; the limit of another tenant is not this one's; 0 or 31 days is a 400.
-    expect((await acme.api('GET', '/v1/einvoices/report-due?days=1')).body.data).toHaveLength(1);
+    expect((await acme.http.GET('/v1/einvoices/report-due', { query: { days: 1 } })).body.data).toHaveLength(1);
     const stranger = await t.registerTenant();
-    expect((await stranger.api('GET', '/v1/einvoices/report-due?days=30')).body.data).toEqual([]);
+    expect((await stranger.http.GET('/v1/einvoices/report-due', { query: { days: 30 } })).body.data).toEqual([]);
     for (const days of ['0', '31', 'week']) {
       const bad = await acme.api('GET', `/v1/einvoices/report-due?days=${days}`);
       expect(bad.status, bad.text).toBe(400);
@@ -228,18 +232,18 @@ describe("the IRP's 30-day limit (decision 0363)", () => {
 
   it('refuses a resubmission after the limit with a 409, never sending it', async () => {
     t.clock.set('2026-04-30T18:30:00Z'); // 00:00 on 1 May: the 31st day
-    const res = await acme.api('POST', `/v1/invoices/${failing.id}/einvoice/retry`, {});
+    const res = await acme.http.POST('/v1/invoices/{id}/einvoice/retry', { path: { id: failing.id }, body: {} });
     expect(res.status).toBe(409);
-    expect(res.body.error.reason).toBe('irn_reporting_limit_passed');
-    expect(res.body.error.message).toContain('2026-04-30');
+    expect(res.error!.reason).toBe('irn_reporting_limit_passed');
+    expect(res.error!.message).toContain('2026-04-30');
   });
 
   it('a document still queued when its limit passes is failed by Kosh, not sent', async () => {
     const late = await invoice(buyerId); // dated 1 May: last day 30 May
     t.clock.set('2026-05-30T18:30:00Z'); // 00:00 on 31 May
     await t.kosh.worker.drain();
-    const e = (await acme.api('GET', `/v1/invoices/${late.id}/einvoice`)).body.data;
+    const e = (await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id: late.id } })).body.data;
     expect(e).toMatchObject({ status: 'failed', irn: null, irn_report_by: '2026-05-30' });
-    expect(e.errors[0].code).toBe('irp.reporting_limit');
+    expect(e.errors[0]!.code).toBe('irp.reporting_limit');
   });
 });

@@ -18,20 +18,22 @@ let entityId: string;
 let buyerId: string;
 let personId: string;
 
-async function issue(customerId = buyerId): Promise<{ id: string; number: string; total: number }> {
-  const res = await acme.api('POST', '/v1/invoices', {
-    customer_id: customerId,
-    currency: 'INR',
-    lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }],
+async function issue(customerId = buyerId): Promise<{ id: string; number: string | null; total: number }> {
+  const res = await acme.http.POST('/v1/invoices', {
+    body: {
+      customer_id: customerId,
+      currency: 'INR',
+      lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }],
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
 
-const einvoiceOf = async (id: string) => (await acme.api('GET', `/v1/invoices/${id}/einvoice`)).body.data;
-const invoiceOf = async (id: string) => (await acme.api('GET', `/v1/invoices/${id}`)).body.data;
+const einvoiceOf = async (id: string) => (await acme.http.GET('/v1/invoices/{id}/einvoice', { path: { id } })).body.data;
+const invoiceOf = async (id: string) => (await acme.http.GET('/v1/invoices/{id}', { path: { id } })).body.data;
 const gstr3b = async (period: string) => {
-  const res = await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=${period}`);
+  const res = await acme.http.GET('/v1/gst/gstr3b', { query: { entity_id: entityId, period } });
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 };
@@ -42,25 +44,31 @@ beforeAll(async () => {
   t = await startTestKosh({ env: { KOSH_IRP_NIC_URL: nic.url } });
   t.clock.set('2025-12-01T06:00:00Z'); // 11:30 on 1 December in India
   acme = await t.registerTenant({ state_code: '27', gstin: SUPPLIER });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
-  const patched = await acme.api('PATCH', `/v1/entities/${entityId}`, {
-    address: { line1: '7 Nariman Point', city: 'Mumbai', postal_code: '400021' },
-    einvoicing: {
-      enabled: true,
-      provider: 'nic',
-      credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', public_key: nic.publicKey },
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
+  const patched = await acme.http.PATCH('/v1/entities/{id}', {
+    path: { id: entityId },
+    body: {
+      address: { line1: '7 Nariman Point', city: 'Mumbai', postal_code: '400021' },
+      einvoicing: {
+        enabled: true,
+        provider: 'nic',
+        credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', public_key: nic.publicKey },
+      },
     },
   });
   expect(patched.status, patched.text).toBe(200);
   buyerId = (
-    await acme.api('POST', '/v1/customers', {
-      email: 'ap@buyer.test',
-      name: 'Karnataka Buyer Ltd',
-      gstin: gstin('29', 'AABCK2222K'),
-      billing_address: { line1: '1 Brigade Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+    await acme.http.POST('/v1/customers', {
+      body: {
+        email: 'ap@buyer.test',
+        name: 'Karnataka Buyer Ltd',
+        gstin: gstin('29', 'AABCK2222K'),
+        billing_address: { line1: '1 Brigade Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+      },
     })
   ).body.data.id;
-  personId = (await acme.api('POST', '/v1/customers', { email: 'person@b2c.test', name: 'A Person', billing_address: { state_code: '27' } })).body.data.id;
+  personId = (await acme.http.POST('/v1/customers', { body: { email: 'person@b2c.test', name: 'A Person', billing_address: { state_code: '27' } } })).body.data
+    .id;
 });
 afterAll(async () => {
   await t?.close();
@@ -75,18 +83,18 @@ describe('voiding an invoice with an IRN', () => {
     t.clock.set('2026-01-05T06:00:00Z');
     const before = await gstr3b('122025');
 
-    const res = await acme.api('POST', `/v1/invoices/${december.id}/void`);
+    const res = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: december.id } });
     expect(res.status, res.text).toBe(409);
-    expect(res.body.error).toMatchObject({ code: 'conflict', reason: 'void_not_allowed' });
-    expect(res.body.error.message).toMatch(/credit note/);
+    expect(res.error).toMatchObject({ code: 'conflict', reason: 'void_not_allowed' });
+    expect(res.error!.message).toMatch(/credit note/);
     expect(await einvoiceOf(december.id)).toMatchObject({ status: 'generated', canceled_at: null });
     expect((await invoiceOf(december.id)).status).toBe('open');
     expect(await gstr3b('122025')).toEqual(before);
 
     t.clock.set('2026-12-05T06:00:00Z'); // a year later
-    const late = await acme.api('POST', `/v1/invoices/${december.id}/void`);
+    const late = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: december.id } });
     expect(late.status, late.text).toBe(409);
-    expect(late.body.error.reason).toBe('void_not_allowed');
+    expect(late.error!.reason).toBe('void_not_allowed');
     expect((await invoiceOf(december.id)).status).toBe('open');
   });
 
@@ -96,7 +104,7 @@ describe('voiding an invoice with an IRN', () => {
     await t.kosh.worker.drain();
     const irn = (await einvoiceOf(invoice.id)).irn;
     t.clock.advance(23 * 3600_000);
-    const res = await acme.api('POST', `/v1/invoices/${invoice.id}/void`, { reason_code: '3', remarks: 'Order cancelled' });
+    const res = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id }, body: { reason_code: '3', remarks: 'Order cancelled' } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.status).toBe('void');
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'canceled', cancel_reason_code: 3, cancel_remarks: 'Order cancelled' });
@@ -108,15 +116,15 @@ describe('voiding an invoice with an IRN', () => {
   it('cancels the IRN of a void without a body as "4 others"', async () => {
     const invoice = await issue();
     await t.kosh.worker.drain();
-    expect((await acme.api('POST', `/v1/invoices/${invoice.id}/void`)).status).toBe(200);
+    expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } })).status).toBe(200);
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'canceled', cancel_reason_code: 4, cancel_remarks: 'Invoice voided' });
   });
 
   it('refuses the void while the IRP registration is still pending (a live IRN could follow)', async () => {
     const invoice = await issue();
-    const res = await acme.api('POST', `/v1/invoices/${invoice.id}/void`);
+    const res = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } });
     expect(res.status, res.text).toBe(409);
-    expect(res.body.error.reason).toBe('void_not_allowed');
+    expect(res.error!.reason).toBe('void_not_allowed');
     await t.kosh.worker.drain();
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'generated' });
   });
@@ -124,14 +132,14 @@ describe('voiding an invoice with an IRN', () => {
 
 describe('voiding an invoice whose IRN registration failed', () => {
   it('voids it, and a retry then never registers the void invoice', async () => {
-    const noAddress = await acme.api('POST', '/v1/customers', { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') });
+    const noAddress = await acme.http.POST('/v1/customers', { body: { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') } });
     const invoice = await issue(noAddress.body.data.id);
     await t.kosh.worker.drain();
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'failed' });
-    expect((await acme.api('POST', `/v1/invoices/${invoice.id}/void`)).status).toBe(200);
-    const retry = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, { refresh_buyer: false });
+    expect((await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } })).status).toBe(200);
+    const retry = await acme.http.POST('/v1/invoices/{id}/einvoice/retry', { path: { id: invoice.id }, body: { refresh_buyer: false } });
     expect(retry.status, retry.text).toBe(409);
-    expect(retry.body.error.reason).toBe('invoice_void');
+    expect(retry.error!.reason).toBe('invoice_void');
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'failed', irn: null });
   });
 });
@@ -141,19 +149,19 @@ describe('POST /v1/invoices/{id}/einvoice/cancel', () => {
     t.clock.set('2027-02-03T06:00:00Z');
     const invoice = await issue();
     await t.kosh.worker.drain();
-    const res = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: '2', remarks: 'Wrong rate' });
+    const res = await acme.http.POST('/v1/invoices/{id}/einvoice/cancel', { path: { id: invoice.id }, body: { reason_code: '2', remarks: 'Wrong rate' } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ status: 'canceled', cancel_reason_code: 2 });
     const voided = await invoiceOf(invoice.id);
     expect(voided.status).toBe('void');
-    const entries = (await acme.api('GET', `/v1/invoices/${invoice.id}/journal-entries`)).body.data as {
+    const entries = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: invoice.id } })).body.data as {
       kind: string;
       lines: { account_code: number; debit: number; credit: number }[];
     }[];
     expect(entries.map((e) => e.kind).sort()).toEqual(['invoice.finalized', 'invoice.voided']);
     const receivable = entries.flatMap((e) => e.lines).filter((l) => l.account_code === 1100);
     expect(receivable.reduce((sum, l) => sum + l.debit - l.credit, 0)).toBe(0);
-    const gstr1 = (await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=022027`)).body.data;
+    const gstr1 = (await acme.http.GET('/v1/gst/gstr1', { query: { entity_id: entityId, period: '022027' } })).body.data;
     const listed = (gstr1.b2b ?? []).flatMap((b: { inv: { inum: string }[] }) => b.inv.map((i) => i.inum));
     expect(listed).not.toContain(invoice.number);
   });
@@ -165,7 +173,7 @@ describe('POST /v1/invoices/{id}/einvoice/cancel', () => {
       const res = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: bad, remarks: 'x' });
       expect(res.status, String(bad)).toBe(400);
     }
-    const ok = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: '1', remarks: 'Duplicate' });
+    const ok = await acme.http.POST('/v1/invoices/{id}/einvoice/cancel', { path: { id: invoice.id }, body: { reason_code: '1', remarks: 'Duplicate' } });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.data.cancel_reason_code).toBe(1);
   });
@@ -173,15 +181,17 @@ describe('POST /v1/invoices/{id}/einvoice/cancel', () => {
   it('cancels neither the IRN nor the invoice when the invoice cannot be voided (a payment applied)', async () => {
     const invoice = await issue();
     await t.kosh.worker.drain();
-    const pay = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: buyerId,
-      invoice_id: invoice.id,
-      payment_type: 'bank_transfer',
-      currency: 'INR',
-      amount: 1_000,
+    const pay = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: buyerId,
+        invoice_id: invoice.id,
+        payment_type: 'bank_transfer',
+        currency: 'INR',
+        amount: 1_000,
+      },
     });
     expect(pay.status, pay.text).toBe(201);
-    const res = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 2, remarks: 'Wrong amount' });
+    const res = await acme.http.POST('/v1/invoices/{id}/einvoice/cancel', { path: { id: invoice.id }, body: { reason_code: 2, remarks: 'Wrong amount' } });
     expect(res.status, res.text).toBe(409);
     expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'generated' });
     expect((await invoiceOf(invoice.id)).status).toBe('open');
@@ -194,15 +204,15 @@ describe('voiding in a closed period', () => {
     const b2c = await issue(personId);
     const b2b = await issue();
     await t.kosh.worker.drain();
-    const close = await acme.api('POST', `/v1/entities/${entityId}/periods/2027-03/close`);
+    const close = await acme.http.POST('/v1/entities/{id}/periods/{period}/close', { path: { id: entityId, period: '2027-03' } });
     expect(close.status, close.text).toBe(200);
     for (const invoice of [b2c, b2b]) {
-      const res = await acme.api('POST', `/v1/invoices/${invoice.id}/void`);
+      const res = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: invoice.id } });
       expect(res.status, res.text).toBe(409);
-      expect(res.body.error.reason).toBe('void_not_allowed');
-      expect(res.body.error.message).toMatch(/2027-03.*credit note/);
+      expect(res.error!.reason).toBe('void_not_allowed');
+      expect(res.error!.message).toMatch(/2027-03.*credit note/);
     }
-    const cancel = await acme.api('POST', `/v1/invoices/${b2b.id}/einvoice/cancel`, { reason_code: 2, remarks: 'Wrong' });
+    const cancel = await acme.http.POST('/v1/invoices/{id}/einvoice/cancel', { path: { id: b2b.id }, body: { reason_code: 2, remarks: 'Wrong' } });
     expect(cancel.status).toBe(409);
     expect(await einvoiceOf(b2b.id)).toMatchObject({ status: 'generated' });
   });
@@ -211,12 +221,12 @@ describe('voiding in a closed period', () => {
     t.clock.set('2027-04-30T06:00:00Z');
     const april = await issue(personId);
     t.clock.set('2027-05-10T06:00:00Z');
-    expect((await acme.api('POST', `/v1/entities/${entityId}/periods/2027-05/close`)).status).toBe(200);
-    const res = await acme.api('POST', `/v1/invoices/${april.id}/void`);
+    expect((await acme.http.POST('/v1/entities/{id}/periods/{period}/close', { path: { id: entityId, period: '2027-05' } })).status).toBe(200);
+    const res = await acme.http.POST('/v1/invoices/{id}/void', { path: { id: april.id } });
     expect(res.status, res.text).toBe(200);
     // 1 June 00:00 in India.
     expect(res.body.data.voided_at).toBe('2027-05-31T18:30:00.000Z');
-    const entries = (await acme.api('GET', `/v1/invoices/${april.id}/journal-entries`)).body.data as { kind: string; posted_at: string }[];
+    const entries = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: april.id } })).body.data as { kind: string; posted_at: string }[];
     expect(entries.find((e) => e.kind === 'invoice.voided')!.posted_at).toBe('2027-05-31T18:30:00.000Z');
   });
 });

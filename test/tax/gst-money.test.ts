@@ -14,14 +14,14 @@ let karnataka: string; // same state as the entity (29)
 let maharashtra: string;
 let abroad: string;
 
-async function customer(tenant: Tenant, body: Record<string, unknown>): Promise<string> {
-  const res = await tenant.api('POST', '/v1/customers', body);
+async function customer(tenant: Tenant, body: { email: string } & Record<string, unknown>): Promise<string> {
+  const res = await tenant.http.POST('/v1/customers', { body });
   expect(res.status, res.text).toBe(201);
   return res.body.data.id;
 }
 
-async function invoice(tenant: Tenant, body: Record<string, unknown>) {
-  const res = await tenant.api('POST', '/v1/invoices', { currency: 'INR', ...body });
+async function invoice(tenant: Tenant, body: { customer_id: string; lines: Record<string, unknown>[] } & Record<string, unknown>) {
+  const res = await tenant.http.POST('/v1/invoices', { body: { currency: 'INR', ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
@@ -29,7 +29,7 @@ async function invoice(tenant: Tenant, body: Record<string, unknown>) {
 beforeAll(async () => {
   t = await startTestKosh();
   acme = await t.registerTenant({ gstin: gstin('29AAACA1234A1Z'), state_code: '29' });
-  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  entityId = (await acme.http.GET('/v1/entities')).body.data[0]!.id;
   karnataka = await customer(acme, { email: 'ka@example.in', gstin: gstin('29BBBBB2222B1Z') });
   maharashtra = await customer(acme, { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') });
   abroad = await customer(acme, { email: 'us@example.com', billing_address: { country: 'US' } });
@@ -42,13 +42,13 @@ describe('invoices', () => {
       const movingCustomer = await customer(acme, { email: 'moving@example.in', gstin: gstin('27GGGGG7777G1Z') });
       const draft = await invoice(acme, { customer_id: movingCustomer, lines: [line(10_000)], auto_finalize: false });
       expect(draft).toMatchObject({ tax_type: 'inter_state', place_of_supply: '27', igst_amount: 1800 });
-      const moved = await acme.api('PUT', `/v1/customers/${movingCustomer}`, { gstin: gstin('29DDDDD4444D1Z') });
+      const moved = await acme.http.PUT('/v1/customers/{id}', { path: { id: movingCustomer }, body: { gstin: gstin('29DDDDD4444D1Z') } });
       expect(moved.status).toBe(200);
 
-      const res = await acme.api('POST', `/v1/invoices/${draft.id}/finalize`);
+      const res = await acme.http.POST('/v1/invoices/{id}/finalize', { path: { id: draft.id } });
       expect(res.status, res.text).toBe(200);
       const inv = res.body.data;
-      expect(inv.customer_details.gstin).toMatch(/^29/);
+      expect(inv.customer_details!.gstin).toMatch(/^29/);
       expect(inv).toMatchObject({
         tax_type: 'intra_state',
         place_of_supply: '29',
@@ -59,9 +59,9 @@ describe('invoices', () => {
         amount_due: 11_800,
       });
       expect(inv.lines[0]).toMatchObject({ cgst_amount: 900, sgst_amount: 900, igst_amount: 0 });
-      const journal = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
+      const journal = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: inv.id } })).body.data;
       const credited = (code: number) =>
-        journal[0].lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l: { credit: number }) => s + l.credit, 0);
+        journal[0]!.lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l: { credit: number }) => s + l.credit, 0);
       expect(credited(2100)).toBe(900); // CGST payable
       expect(credited(2120)).toBe(0); // IGST payable
     });
@@ -93,12 +93,14 @@ describe('invoices', () => {
     });
 
     it('refuses a gift whose price with tax overflows with 400', async () => {
-      const plan = await acme.api('POST', '/v1/plans', {
-        name: 'Huge',
-        code: 'huge',
-        interval_unit: 'month',
-        amount: Number.MAX_SAFE_INTEGER,
-        currency: 'INR',
+      const plan = await acme.http.POST('/v1/plans', {
+        body: {
+          name: 'Huge',
+          code: 'huge',
+          interval_unit: 'month',
+          amount: Number.MAX_SAFE_INTEGER,
+          currency: 'INR',
+        },
       });
       expect(plan.status, plan.text).toBe(201);
       const res = await acme.api('POST', '/v1/gifts', {
@@ -116,12 +118,14 @@ describe('invoices', () => {
 describe('TDS', () => {
   it('refuses a payment that brings TDS above 20 % of the taxable value', async () => {
     const inv = await invoice(acme, { customer_id: maharashtra, lines: [line(10_000)] }); // 10 000 + 1 800
-    const first = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: maharashtra,
-      invoice_id: inv.id,
-      payment_type: 'bank_transfer',
-      amount: 1000,
-      tds_amount: 1500,
+    const first = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: maharashtra,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        amount: 1000,
+        tds_amount: 1500,
+      },
     });
     expect(first.status, first.text).toBe(201);
     const second = await acme.api('POST', '/v1/payments/offline', {
@@ -133,12 +137,14 @@ describe('TDS', () => {
     });
     expect(second.status).toBe(400);
     expect(second.body.error.message).toMatch(/20 ?%/);
-    const exact = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: maharashtra,
-      invoice_id: inv.id,
-      payment_type: 'bank_transfer',
-      amount: 1000,
-      tds_amount: 500,
+    const exact = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: maharashtra,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        amount: 1000,
+        tds_amount: 500,
+      },
     });
     expect(exact.status, exact.text).toBe(201);
   });
@@ -162,28 +168,33 @@ describe('TDS', () => {
 
   it('settles TDS certified after the cash through POST /v1/invoices/{id}/tds', async () => {
     const inv = await invoice(acme, { customer_id: maharashtra, lines: [line(10_000)] }); // 11 800
-    const cash = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: maharashtra,
-      invoice_id: inv.id,
-      payment_type: 'bank_transfer',
-      amount: 10_800,
+    const cash = await acme.http.POST('/v1/payments/offline', {
+      body: {
+        customer_id: maharashtra,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        amount: 10_800,
+      },
     });
     expect(cash.status).toBe(201);
     const tooMuch = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 2001 });
     expect(tooMuch.status).toBe(400);
     // Issued 1 April 2026 (IST): the Income-tax Act 2025's s.393 payment code 1027 (professional fees), not 194J (decision 0510).
-    const part = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 400, certificate_number: 'ABCD1234', section: '1027' });
+    const part = await acme.http.POST('/v1/invoices/{id}/tds', {
+      path: { id: inv.id },
+      body: { tds_amount: 400, certificate_number: 'ABCD1234', section: '1027' },
+    });
     expect(part.status, part.text).toBe(200);
     expect(part.body.data).toMatchObject({ status: 'open', amount_tds: 400, amount_due: 600 });
-    const res = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 600, certificate_number: 'ABCD1235' });
+    const res = await acme.http.POST('/v1/invoices/{id}/tds', { path: { id: inv.id }, body: { tds_amount: 600, certificate_number: 'ABCD1235' } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ status: 'paid', amount_tds: 1000, amount_due: 0 });
-    const again = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 1 });
+    const again = await acme.http.POST('/v1/invoices/{id}/tds', { path: { id: inv.id }, body: { tds_amount: 1 } });
     expect(again.status).toBe(409);
-    const journal = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
+    const journal = (await acme.http.GET('/v1/invoices/{id}/journal-entries', { path: { id: inv.id } })).body.data;
     const entries = journal.filter((e: { kind: string }) => e.kind === 'invoice.tds_recorded');
     expect(entries).toHaveLength(2);
-    const tds = entries[1];
+    const tds = entries[1]!;
     expect(tds.lines).toEqual(
       expect.arrayContaining([expect.objectContaining({ account_code: 1200, debit: 600 }), expect.objectContaining({ account_code: 1100, credit: 600 })]),
     );
@@ -192,7 +203,7 @@ describe('TDS', () => {
 
 describe('foreign-currency invoices of an Indian entity', () => {
   it('stores the exchange rate and the INR tax amounts, from the entity rate table', async () => {
-    const put = await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '83.2575' });
+    const put = await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entityId }, body: { currency: 'USD', rate: '83.2575' } });
     expect(put.status, put.text).toBe(200);
     expect(put.body.data).toMatchObject({ currency: 'USD', rate: '83.2575' });
     const inv = await invoice(acme, { customer_id: karnataka, currency: 'USD', lines: [line(10_000)] }); // $100.00
@@ -229,13 +240,14 @@ describe('foreign-currency invoices of an Indian entity', () => {
     expect(draft).toMatchObject({ exchange_rate: '83.2575', exchange_rate_source: 'entity_rate_table' });
     t.clock.advance(60_000);
     const later = new Date(t.clock.now().getTime() + 1000).toISOString();
-    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '84.000', effective_from: later })).body.data.rate).toBe(
-      '84',
-    );
-    const rates = await acme.api('GET', `/v1/entities/${entityId}/exchange-rates`);
+    expect(
+      (await acme.http.PUT('/v1/entities/{id}/exchange-rates', { path: { id: entityId }, body: { currency: 'USD', rate: '84.000', effective_from: later } }))
+        .body.data.rate,
+    ).toBe('84');
+    const rates = await acme.http.GET('/v1/entities/{id}/exchange-rates', { path: { id: entityId } });
     expect(rates.body.data.map((r: { rate: string }) => r.rate)).toEqual(['84', '83.2575']);
     t.clock.advance(2000);
-    const fin = await acme.api('POST', `/v1/invoices/${draft.id}/finalize`);
+    const fin = await acme.http.POST('/v1/invoices/{id}/finalize', { path: { id: draft.id } });
     expect(fin.body.data).toMatchObject({ exchange_rate: '84', inr_subtotal: 840_000, inr_cgst_amount: 75_600 });
   });
 
@@ -249,18 +261,20 @@ describe('foreign-currency invoices of an Indian entity', () => {
 describe('SEZ and LUT', () => {
   it('zero-rates a supply to an SEZ unit in the supplier state, under LUT by default', async () => {
     const sez = await customer(acme, { email: 'sez@example.in', gstin: gstin('29EEEEE5555E1Z'), sez: true });
-    expect((await acme.api('GET', `/v1/customers/${sez}`)).body.data.sez).toBe(true);
+    expect((await acme.http.GET('/v1/customers/{id}', { path: { id: sez } })).body.data.sez).toBe(true);
     const inv = await invoice(acme, { customer_id: sez, lines: [line(10_000)] });
     expect(inv).toMatchObject({ tax_type: 'sez', place_of_supply: '29', lut: true, tax_amount: 0, total: 10_000 });
   });
 
   it('charges IGST on exports and SEZ supplies when the entity has no LUT', async () => {
-    const entity = await acme.api('POST', '/v1/entities', {
-      name: 'No LUT',
-      invoice_prefix: 'NOLUT',
-      state_code: '29',
-      gstin: gstin('29AAACA1234A2Z'),
-      lut: false,
+    const entity = await acme.http.POST('/v1/entities', {
+      body: {
+        name: 'No LUT',
+        invoice_prefix: 'NOLUT',
+        state_code: '29',
+        gstin: gstin('29AAACA1234A2Z'),
+        lut: false,
+      },
     });
     expect(entity.status, entity.text).toBe(201);
     expect(entity.body.data.lut).toBe(false);
@@ -291,14 +305,16 @@ describe('SEZ and LUT', () => {
     expect(unknown.status).toBe(400);
     const goods = await acme.api('POST', '/v1/invoices', { customer_id: karnataka, currency: 'INR', lines: [line(10_000, { hsn_code: '8471' })] });
     expect(goods.status).toBe(400);
-    const plan = await acme.api('POST', '/v1/plans', {
-      name: 'Laptops',
-      code: 'laptops',
-      interval_unit: 'month',
-      amount: 10_000,
-      currency: 'INR',
-      hsn_code: '8471',
-      tax_rate_bp: 1800,
+    const plan = await acme.http.POST('/v1/plans', {
+      body: {
+        name: 'Laptops',
+        code: 'laptops',
+        interval_unit: 'month',
+        amount: 10_000,
+        currency: 'INR',
+        hsn_code: '8471',
+        tax_rate_bp: 1800,
+      },
     });
     expect(plan.status, plan.text).toBe(201);
     const viaPlan = await invoice(acme, { customer_id: karnataka, lines: [{ plan_id: plan.body.data.id }] });

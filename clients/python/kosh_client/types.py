@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["ShippingBillInput", "Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "EinvoiceReportDue", "Event", "Referral", "SendInvoiceResponse", "MinimumCommitment", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "SubscriptionItem", "SubscriptionItemChange", "CustomerBalance", "BalanceTransaction", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "AdvanceMovement", "Advance", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "DailyUsage", "Coupon", "Discount", "RetentionOffer", "PortalRetentionOffer", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "TestClock", "DeletedTestClock", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "PortalPermissions", "Feature", "CustomerEntitlements", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "ErrorError", "LegalEntityAddress0", "LegalEntityEmandate", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "PriceDimensionPrices0Item", "InvoiceShippingBill0", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceShippingBill0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "SubscriptionItemChangeProration", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "PaymentMethodMandate0", "RefundCreditNotesItem", "OfflinePaymentTdsCertificate0", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DailyUsageDaysItem", "PortalRetentionOfferCoupon", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileBilledTo0", "PortalProfileTenant", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "AdvanceTestClockBody", "AdvanceTestClockResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelPortalApiSubscriptionBody", "CancelPortalApiSubscriptionResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangePlanPortalApiSubscriptionBody", "ChangePlanPortalApiSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutPortalApiInvoiceResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateRetentionOfferBody", "CreateRetentionOfferResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateTestClockBody", "CreateTestClockResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteSubscriptionsItemResponse", "DeleteSubscriptionsMinimumCommitmentResponse", "DeleteTestClockResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEinvoicesReportDueResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetPortalApiPermissionResponse", "GetPortalApiSubscriptionsRetentionOfferResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetRetentionOfferResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsItemResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetTdsReportResponse", "GetTestClockResponse", "GetUsageDailyResponse", "GetUserResponse", "GetWebhookEndpointResponse", "GstDetailsInvoiceBody", "GstDetailsInvoiceResponse", "ItemsSubscriptionBody", "ItemsSubscriptionResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListPortalApiCreditNotesResponse", "ListPortalApiSubscriptionsPlansResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListRetentionOffersResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListTestClocksResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkFailedRefundBody", "MarkFailedRefundResponse", "MarkPaidRefundBody", "MarkPaidRefundResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "QuantityPortalApiSubscriptionBody", "QuantityPortalApiSubscriptionResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ReplaceSubscriptionsMinimumCommitmentBody", "ReplaceSubscriptionsMinimumCommitmentResponse", "ResumeSubscriptionResponse", "RetentionOfferPortalApiSubscriptionBody", "RetentionOfferPortalApiSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsCertificatePaymentBody", "TdsCertificatePaymentResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdatePortalApiBillingDetailBody", "UpdatePortalApiBillingDetailResponse", "UpdateRetentionOfferBody", "UpdateRetentionOfferResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateSubscriptionsItemBody", "UpdateSubscriptionsItemResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "PriceDimensionPrices0ItemTiers0Item", "SubscriptionUsageMetricsItemDimensionsItem", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CheckoutPortalApiInvoiceResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionBodyMinimumCommitment", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "GetTdsReportResponseData", "ListPortalApiSubscriptionsPlansResponseDataItem", "ListReferralsResponseMeta", "PaymentMethodsCustomerBodyMandate", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PricesPlanBodyDimensionPricesItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "RetentionOfferPortalApiSubscriptionResponseData", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "UpdateEntityBodyEmandate", "UpdatePortalApiBillingDetailBodyBillingAddress0", "CreatePlanBodyPricesItemTiersItem", "CreatePlanBodyPricesItemDimensionPricesItem", "GetTdsReportResponseDataCustomersItem", "GetTdsReportResponseDataTotals", "PricesPlanBodyDimensionPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials", "CreatePlanBodyPricesItemDimensionPricesItemTiersItem", "GetTdsReportResponseDataCustomersItemTotals", "GetTdsReportResponseDataCustomersItemRowsItem"]
+__all__ = ["ShippingBillInput", "Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "EinvoiceReportDue", "Event", "Referral", "SendInvoiceResponse", "MinimumCommitment", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "SubscriptionItem", "SubscriptionItemChange", "CustomerBalance", "BalanceTransaction", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "AdvanceMovement", "Advance", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "DailyUsage", "Coupon", "Discount", "RetentionOffer", "PortalRetentionOffer", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1Item", "Gstr1B2b", "Gstr1B2ba", "Gstr1B2cl", "Gstr1B2cla", "Gstr1B2cs", "Gstr1B2csa", "Gstr1Exp", "Gstr1Expa", "Gstr1Cdnr", "Gstr1Cdnra", "Gstr1Cdnur", "Gstr1Cdnura", "Gstr1Nil", "Gstr1HsnRow", "Gstr1DocIssue", "Gstr1Table11Row", "Gstr1", "Gstr1a", "Gstr3b", "TestClock", "DeletedTestClock", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "PortalPermissions", "Feature", "CustomerEntitlements", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "ErrorError", "LegalEntityAddress0", "LegalEntityEmandate", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "PriceDimensionPrices0Item", "InvoiceShippingBill0", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceShippingBill0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "SubscriptionItemChangeProration", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "PaymentMethodMandate0", "RefundCreditNotesItem", "OfflinePaymentTdsCertificate0", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DailyUsageDaysItem", "PortalRetentionOfferCoupon", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1ItemItmDet", "Gstr1B2bInvItem", "Gstr1B2baInvItem", "Gstr1B2clInvItem", "Gstr1B2claInvItem", "Gstr1B2csaItmsItem", "Gstr1ExpInvItem", "Gstr1ExpaInvItem", "Gstr1CdnrNtItem", "Gstr1CdnraNtItem", "Gstr1NilInvItem", "Gstr1DocIssueDocDetItem", "Gstr1Table11RowItmsItem", "Gstr1Hsn", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileBilledTo0", "PortalProfileTenant", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "AdvanceTestClockBody", "AdvanceTestClockResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelPortalApiSubscriptionBody", "CancelPortalApiSubscriptionResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangePlanPortalApiSubscriptionBody", "ChangePlanPortalApiSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutPortalApiInvoiceResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateRetentionOfferBody", "CreateRetentionOfferResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateTestClockBody", "CreateTestClockResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteSubscriptionsItemResponse", "DeleteSubscriptionsMinimumCommitmentResponse", "DeleteTestClockResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEinvoicesReportDueResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetPortalApiPermissionResponse", "GetPortalApiSubscriptionsRetentionOfferResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetRetentionOfferResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsItemResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetTdsReportResponse", "GetTestClockResponse", "GetUsageDailyResponse", "GetUserResponse", "GetWebhookEndpointResponse", "GstDetailsInvoiceBody", "GstDetailsInvoiceResponse", "ItemsSubscriptionBody", "ItemsSubscriptionResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListPortalApiCreditNotesResponse", "ListPortalApiSubscriptionsPlansResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListRetentionOffersResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListTestClocksResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkFailedRefundBody", "MarkFailedRefundResponse", "MarkPaidRefundBody", "MarkPaidRefundResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "QuantityPortalApiSubscriptionBody", "QuantityPortalApiSubscriptionResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ReplaceSubscriptionsMinimumCommitmentBody", "ReplaceSubscriptionsMinimumCommitmentResponse", "ResumeSubscriptionResponse", "RetentionOfferPortalApiSubscriptionBody", "RetentionOfferPortalApiSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsCertificatePaymentBody", "TdsCertificatePaymentResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdatePortalApiBillingDetailBody", "UpdatePortalApiBillingDetailResponse", "UpdateRetentionOfferBody", "UpdateRetentionOfferResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateSubscriptionsItemBody", "UpdateSubscriptionsItemResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "PriceDimensionPrices0ItemTiers0Item", "SubscriptionUsageMetricsItemDimensionsItem", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr1ExpInvItemItmsItem", "Gstr1ExpaInvItemItmsItem", "Gstr1DocIssueDocDetItemDocsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CheckoutPortalApiInvoiceResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionBodyMinimumCommitment", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "GetTdsReportResponseData", "ListPortalApiSubscriptionsPlansResponseDataItem", "ListReferralsResponseMeta", "PaymentMethodsCustomerBodyMandate", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PricesPlanBodyDimensionPricesItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "RetentionOfferPortalApiSubscriptionResponseData", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "UpdateEntityBodyEmandate", "UpdatePortalApiBillingDetailBodyBillingAddress0", "CreatePlanBodyPricesItemTiersItem", "CreatePlanBodyPricesItemDimensionPricesItem", "GetTdsReportResponseDataCustomersItem", "GetTdsReportResponseDataTotals", "PricesPlanBodyDimensionPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials", "CreatePlanBodyPricesItemDimensionPricesItemTiersItem", "GetTdsReportResponseDataCustomersItemTotals", "GetTdsReportResponseDataCustomersItemRowsItem"]
 
 ShippingBillInput = TypedDict(
     "ShippingBillInput",
@@ -1288,29 +1288,196 @@ Alert = TypedDict(
     },
 )
 
+Gstr1Item = TypedDict(
+    "Gstr1Item",
+    {
+        "num": int,
+        "itm_det": "Gstr1ItemItmDet",
+    },
+)
+
+Gstr1B2b = TypedDict(
+    "Gstr1B2b",
+    {
+        "ctin": str,
+        "inv": List["Gstr1B2bInvItem"],
+    },
+)
+
+Gstr1B2ba = TypedDict(
+    "Gstr1B2ba",
+    {
+        "ctin": str,
+        "inv": List["Gstr1B2baInvItem"],
+    },
+)
+
+Gstr1B2cl = TypedDict(
+    "Gstr1B2cl",
+    {
+        "pos": str,
+        "inv": List["Gstr1B2clInvItem"],
+    },
+)
+
+Gstr1B2cla = TypedDict(
+    "Gstr1B2cla",
+    {
+        "pos": str,
+        "inv": List["Gstr1B2claInvItem"],
+    },
+)
+
+Gstr1B2cs = TypedDict(
+    "Gstr1B2cs",
+    {
+        "sply_ty": Literal["INTRA", "INTER"],
+        "pos": str,
+        "typ": Literal["OE"],
+        "rt": float,
+        "txval": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+        "csamt": float,
+    },
+)
+
+Gstr1B2csa = TypedDict(
+    "Gstr1B2csa",
+    {
+        "omon": str,
+        "sply_ty": Literal["INTRA", "INTER"],
+        "pos": str,
+        "typ": Literal["OE"],
+        "itms": List["Gstr1B2csaItmsItem"],
+    },
+)
+
+Gstr1Exp = TypedDict(
+    "Gstr1Exp",
+    {
+        "exp_typ": Literal["WPAY", "WOPAY"],
+        "inv": List["Gstr1ExpInvItem"],
+    },
+)
+
+Gstr1Expa = TypedDict(
+    "Gstr1Expa",
+    {
+        "exp_typ": Literal["WPAY", "WOPAY"],
+        "inv": List["Gstr1ExpaInvItem"],
+    },
+)
+
+Gstr1Cdnr = TypedDict(
+    "Gstr1Cdnr",
+    {
+        "ctin": str,
+        "nt": List["Gstr1CdnrNtItem"],
+    },
+)
+
+Gstr1Cdnra = TypedDict(
+    "Gstr1Cdnra",
+    {
+        "ctin": str,
+        "nt": List["Gstr1CdnraNtItem"],
+    },
+)
+
+Gstr1Cdnur = TypedDict(
+    "Gstr1Cdnur",
+    {
+        "ntty": Literal["C"],
+        "nt_num": str,
+        "nt_dt": str,
+        "val": float,
+        "typ": Literal["B2CL", "EXPWP", "EXPWOP"],
+        "pos": Optional[str],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1Cdnura = TypedDict(
+    "Gstr1Cdnura",
+    {
+        "ont_num": str,
+        "ont_dt": str,
+        "ntty": Literal["C"],
+        "nt_num": str,
+        "nt_dt": str,
+        "val": float,
+        "typ": Literal["B2CL", "EXPWP", "EXPWOP"],
+        "pos": Optional[str],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+# table 8: nil-rated, exempt and non-GST supplies
+Gstr1Nil = TypedDict(
+    "Gstr1Nil",
+    {
+        "inv": List["Gstr1NilInvItem"],
+    },
+)
+
+Gstr1HsnRow = TypedDict(
+    "Gstr1HsnRow",
+    {
+        "num": int,
+        "hsn_sc": str,
+        "uqc": str,
+        "qty": float,
+        "rt": float,
+        "txval": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+        "csamt": float,
+    },
+)
+
+# table 13: documents issued, per series
+Gstr1DocIssue = TypedDict(
+    "Gstr1DocIssue",
+    {
+        "doc_det": List["Gstr1DocIssueDocDetItem"],
+    },
+)
+
+Gstr1Table11Row = TypedDict(
+    "Gstr1Table11Row",
+    {
+        "pos": str,
+        "sply_ty": Literal["INTRA", "INTER"],
+        "itms": List["Gstr1Table11RowItmsItem"],
+    },
+)
+
 Gstr1 = TypedDict(
     "Gstr1",
     {
         "gstin": str,
         "fp": str,
-        "b2b": List[Any],
-        "b2cl": List[Any],
-        "b2cs": List[Any],
-        "cdnr": List[Any],
-        "cdnur": List[Any],
-        "exp": List[Any],
+        "b2b": List["Gstr1B2b"],
+        "b2cl": List["Gstr1B2cl"],
+        "b2cs": List["Gstr1B2cs"],
+        "cdnr": List["Gstr1Cdnr"],
+        "cdnur": List["Gstr1Cdnur"],
+        "exp": List["Gstr1Exp"],
         "version": str,
         "nil": "Gstr1Nil",
-        "b2ba": NotRequired[List[Any]],
-        "cdnra": NotRequired[List[Any]],
-        "b2cla": NotRequired[List[Any]],
-        "expa": NotRequired[List[Any]],
-        "cdnura": NotRequired[List[Any]],
-        "b2csa": NotRequired[List[Any]],
+        "b2ba": NotRequired[List["Gstr1B2ba"]],
+        "cdnra": NotRequired[List["Gstr1Cdnra"]],
+        "b2cla": NotRequired[List["Gstr1B2cla"]],
+        "expa": NotRequired[List["Gstr1Expa"]],
+        "cdnura": NotRequired[List["Gstr1Cdnura"]],
+        "b2csa": NotRequired[List["Gstr1B2csa"]],
         "hsn": "Gstr1Hsn",
         "doc_issue": "Gstr1DocIssue",
-        "at": NotRequired[List[Any]],
-        "txpd": NotRequired[List[Any]],
+        "at": NotRequired[List["Gstr1Table11Row"]],
+        "txpd": NotRequired[List["Gstr1Table11Row"]],
     },
 )
 
@@ -1320,12 +1487,12 @@ Gstr1a = TypedDict(
         "gstin": str,
         "fp": str,
         "version": str,
-        "b2b": List[Any],
-        "b2cl": List[Any],
-        "b2cs": List[Any],
-        "exp": List[Any],
-        "cdnr": List[Any],
-        "cdnur": List[Any],
+        "b2b": List["Gstr1B2b"],
+        "b2cl": List["Gstr1B2cl"],
+        "b2cs": List["Gstr1B2cs"],
+        "exp": List["Gstr1Exp"],
+        "cdnr": List["Gstr1Cdnr"],
+        "cdnur": List["Gstr1Cdnur"],
     },
 )
 
@@ -2263,11 +2430,166 @@ AuditEntryChangesValue = TypedDict(
     },
 )
 
-# table 8: nil-rated, exempt and non-GST supplies
-Gstr1Nil = TypedDict(
-    "Gstr1Nil",
+Gstr1ItemItmDet = TypedDict(
+    "Gstr1ItemItmDet",
     {
-        "inv": List[Any],
+        "txval": float,
+        "rt": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+        "csamt": float,
+    },
+)
+
+Gstr1B2bInvItem = TypedDict(
+    "Gstr1B2bInvItem",
+    {
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "pos": str,
+        "rchrg": Literal["N"],
+        "inv_typ": Literal["R", "SEWP", "SEWOP"],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1B2baInvItem = TypedDict(
+    "Gstr1B2baInvItem",
+    {
+        "oinum": str,
+        "oidt": str,
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "pos": str,
+        "rchrg": Literal["N"],
+        "inv_typ": Literal["R", "SEWP", "SEWOP"],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1B2clInvItem = TypedDict(
+    "Gstr1B2clInvItem",
+    {
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1B2claInvItem = TypedDict(
+    "Gstr1B2claInvItem",
+    {
+        "oinum": str,
+        "oidt": str,
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1B2csaItmsItem = TypedDict(
+    "Gstr1B2csaItmsItem",
+    {
+        "rt": float,
+        "txval": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+        "csamt": float,
+    },
+)
+
+Gstr1ExpInvItem = TypedDict(
+    "Gstr1ExpInvItem",
+    {
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "sbpcode": NotRequired[str],
+        "sbnum": NotRequired[str],
+        "sbdt": NotRequired[str],
+        "itms": List["Gstr1ExpInvItemItmsItem"],
+    },
+)
+
+Gstr1ExpaInvItem = TypedDict(
+    "Gstr1ExpaInvItem",
+    {
+        "oinum": str,
+        "oidt": str,
+        "inum": str,
+        "idt": str,
+        "val": float,
+        "sbpcode": NotRequired[str],
+        "sbnum": NotRequired[str],
+        "sbdt": NotRequired[str],
+        "itms": List["Gstr1ExpaInvItemItmsItem"],
+    },
+)
+
+Gstr1CdnrNtItem = TypedDict(
+    "Gstr1CdnrNtItem",
+    {
+        "ntty": Literal["C"],
+        "nt_num": str,
+        "nt_dt": str,
+        "val": float,
+        "pos": str,
+        "rchrg": Literal["N"],
+        "inv_typ": Literal["R", "SEWP", "SEWOP"],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1CdnraNtItem = TypedDict(
+    "Gstr1CdnraNtItem",
+    {
+        "ont_num": str,
+        "ont_dt": str,
+        "ntty": Literal["C"],
+        "nt_num": str,
+        "nt_dt": str,
+        "val": float,
+        "pos": str,
+        "rchrg": Literal["N"],
+        "inv_typ": Literal["R", "SEWP", "SEWOP"],
+        "itms": List["Gstr1Item"],
+    },
+)
+
+Gstr1NilInvItem = TypedDict(
+    "Gstr1NilInvItem",
+    {
+        "sply_ty": Literal["INTRB2B", "INTRAB2B", "INTRB2C", "INTRAB2C"],
+        "nil_amt": float,
+        "expt_amt": float,
+        "ngsup_amt": float,
+    },
+)
+
+Gstr1DocIssueDocDetItem = TypedDict(
+    "Gstr1DocIssueDocDetItem",
+    {
+        "doc_num": int,
+        "doc_typ": str,
+        "docs": List["Gstr1DocIssueDocDetItemDocsItem"],
+    },
+)
+
+Gstr1Table11RowItmsItem = TypedDict(
+    "Gstr1Table11RowItmsItem",
+    {
+        "rt": float,
+        "ad_amt": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+        "csamt": float,
     },
 )
 
@@ -2275,15 +2597,8 @@ Gstr1Nil = TypedDict(
 Gstr1Hsn = TypedDict(
     "Gstr1Hsn",
     {
-        "hsn_b2b": List[Any],
-        "hsn_b2c": List[Any],
-    },
-)
-
-Gstr1DocIssue = TypedDict(
-    "Gstr1DocIssue",
-    {
-        "doc_det": List[Any],
+        "hsn_b2b": List["Gstr1HsnRow"],
+        "hsn_b2c": List["Gstr1HsnRow"],
     },
 )
 
@@ -5540,6 +5855,38 @@ DunningWeightsContextsItemWeightsItem = TypedDict(
         "expected_reward": float,
         "alpha": float,
         "beta": float,
+    },
+)
+
+Gstr1ExpInvItemItmsItem = TypedDict(
+    "Gstr1ExpInvItemItmsItem",
+    {
+        "txval": float,
+        "rt": float,
+        "iamt": float,
+        "csamt": float,
+    },
+)
+
+Gstr1ExpaInvItemItmsItem = TypedDict(
+    "Gstr1ExpaInvItemItmsItem",
+    {
+        "txval": float,
+        "rt": float,
+        "iamt": float,
+        "csamt": float,
+    },
+)
+
+Gstr1DocIssueDocDetItemDocsItem = TypedDict(
+    "Gstr1DocIssueDocDetItemDocsItem",
+    {
+        "num": int,
+        "from": str,
+        "to": str,
+        "totnum": int,
+        "cancel": int,
+        "net_issue": int,
     },
 )
 

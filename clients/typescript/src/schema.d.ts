@@ -8067,57 +8067,304 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        Gstr1Item: {
+            num: number;
+            itm_det: {
+                txval: number;
+                rt: number;
+                iamt: number;
+                camt: number;
+                samt: number;
+                csamt: number;
+            };
+        };
+        Gstr1B2b: {
+            ctin: string;
+            inv: {
+                inum: string;
+                idt: string;
+                val: number;
+                pos: string;
+                /** @constant */
+                rchrg: "N";
+                /**
+                 * @description R: regular; SEWP/SEWOP: to an SEZ unit with/without IGST
+                 * @enum {string}
+                 */
+                inv_typ: "R" | "SEWP" | "SEWOP";
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1B2ba: {
+            ctin: string;
+            inv: {
+                oinum: string;
+                oidt: string;
+                inum: string;
+                idt: string;
+                val: number;
+                pos: string;
+                /** @constant */
+                rchrg: "N";
+                /**
+                 * @description R: regular; SEWP/SEWOP: to an SEZ unit with/without IGST
+                 * @enum {string}
+                 */
+                inv_typ: "R" | "SEWP" | "SEWOP";
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1B2cl: {
+            pos: string;
+            inv: {
+                inum: string;
+                idt: string;
+                val: number;
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1B2cla: {
+            pos: string;
+            inv: {
+                oinum: string;
+                oidt: string;
+                inum: string;
+                idt: string;
+                val: number;
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1B2cs: {
+            /** @enum {string} */
+            sply_ty: "INTRA" | "INTER";
+            pos: string;
+            /** @constant */
+            typ: "OE";
+            rt: number;
+            txval: number;
+            iamt: number;
+            camt: number;
+            samt: number;
+            csamt: number;
+        };
+        Gstr1B2csa: {
+            omon: string;
+            /** @enum {string} */
+            sply_ty: "INTRA" | "INTER";
+            pos: string;
+            /** @constant */
+            typ: "OE";
+            itms: {
+                rt: number;
+                txval: number;
+                iamt: number;
+                camt: number;
+                samt: number;
+                csamt: number;
+            }[];
+        };
+        Gstr1Exp: {
+            /** @enum {string} */
+            exp_typ: "WPAY" | "WOPAY";
+            inv: {
+                inum: string;
+                idt: string;
+                val: number;
+                /** @description the shipping bill's port code, once recorded */
+                sbpcode?: string;
+                sbnum?: string;
+                sbdt?: string;
+                itms: {
+                    txval: number;
+                    rt: number;
+                    iamt: number;
+                    csamt: number;
+                }[];
+            }[];
+        };
+        Gstr1Expa: {
+            /** @enum {string} */
+            exp_typ: "WPAY" | "WOPAY";
+            inv: {
+                oinum: string;
+                oidt: string;
+                inum: string;
+                idt: string;
+                val: number;
+                /** @description the shipping bill's port code, once recorded */
+                sbpcode?: string;
+                sbnum?: string;
+                sbdt?: string;
+                itms: {
+                    txval: number;
+                    rt: number;
+                    iamt: number;
+                    csamt: number;
+                }[];
+            }[];
+        };
+        Gstr1Cdnr: {
+            ctin: string;
+            nt: {
+                /** @constant */
+                ntty: "C";
+                nt_num: string;
+                nt_dt: string;
+                val: number;
+                pos: string;
+                /** @constant */
+                rchrg: "N";
+                /**
+                 * @description R: regular; SEWP/SEWOP: to an SEZ unit with/without IGST
+                 * @enum {string}
+                 */
+                inv_typ: "R" | "SEWP" | "SEWOP";
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1Cdnra: {
+            ctin: string;
+            nt: {
+                ont_num: string;
+                ont_dt: string;
+                /** @constant */
+                ntty: "C";
+                nt_num: string;
+                nt_dt: string;
+                val: number;
+                pos: string;
+                /** @constant */
+                rchrg: "N";
+                /**
+                 * @description R: regular; SEWP/SEWOP: to an SEZ unit with/without IGST
+                 * @enum {string}
+                 */
+                inv_typ: "R" | "SEWP" | "SEWOP";
+                itms: components["schemas"]["Gstr1Item"][];
+            }[];
+        };
+        Gstr1Cdnur: {
+            /** @constant */
+            ntty: "C";
+            nt_num: string;
+            nt_dt: string;
+            val: number;
+            /** @enum {string} */
+            typ: "B2CL" | "EXPWP" | "EXPWOP";
+            /** @description 96 for an export; a B2CL note's place of supply */
+            pos: string | null;
+            itms: components["schemas"]["Gstr1Item"][];
+        };
+        Gstr1Cdnura: {
+            ont_num: string;
+            ont_dt: string;
+            /** @constant */
+            ntty: "C";
+            nt_num: string;
+            nt_dt: string;
+            val: number;
+            /** @enum {string} */
+            typ: "B2CL" | "EXPWP" | "EXPWOP";
+            /** @description 96 for an export; a B2CL note's place of supply */
+            pos: string | null;
+            itms: components["schemas"]["Gstr1Item"][];
+        };
+        /** @description table 8: nil-rated, exempt and non-GST supplies */
+        Gstr1Nil: {
+            inv: {
+                /** @enum {string} */
+                sply_ty: "INTRB2B" | "INTRAB2B" | "INTRB2C" | "INTRAB2C";
+                nil_amt: number;
+                expt_amt: number;
+                ngsup_amt: number;
+            }[];
+        };
+        Gstr1HsnRow: {
+            num: number;
+            hsn_sc: string;
+            uqc: string;
+            qty: number;
+            rt: number;
+            txval: number;
+            iamt: number;
+            camt: number;
+            samt: number;
+            csamt: number;
+        };
+        /** @description table 13: documents issued, per series */
+        Gstr1DocIssue: {
+            doc_det: {
+                doc_num: number;
+                doc_typ: string;
+                docs: {
+                    num: number;
+                    from: string;
+                    to: string;
+                    totnum: number;
+                    cancel: number;
+                    net_issue: number;
+                }[];
+            }[];
+        };
+        Gstr1Table11Row: {
+            pos: string;
+            /** @enum {string} */
+            sply_ty: "INTRA" | "INTER";
+            itms: {
+                rt: number;
+                ad_amt: number;
+                iamt: number;
+                camt: number;
+                samt: number;
+                csamt: number;
+            }[];
+        };
         Gstr1: {
             gstin: string;
             fp: string;
-            b2b: unknown[];
-            b2cl: unknown[];
-            b2cs: unknown[];
-            cdnr: unknown[];
-            cdnur: unknown[];
-            exp: unknown[];
+            b2b: components["schemas"]["Gstr1B2b"][];
+            b2cl: components["schemas"]["Gstr1B2cl"][];
+            b2cs: components["schemas"]["Gstr1B2cs"][];
+            cdnr: components["schemas"]["Gstr1Cdnr"][];
+            cdnur: components["schemas"]["Gstr1Cdnur"][];
+            exp: components["schemas"]["Gstr1Exp"][];
             /** @description the GSTN offline-tool format version */
             version: string;
-            /** @description table 8: nil-rated, exempt and non-GST supplies */
-            nil: {
-                inv: unknown[];
-            };
+            nil: components["schemas"]["Gstr1Nil"];
             /** @description amended B2B invoices of filed months (oinum, oidt) */
-            b2ba?: unknown[];
+            b2ba?: components["schemas"]["Gstr1B2ba"][];
             /** @description amended credit notes to registered persons of filed months (ont_num, ont_dt) */
-            cdnra?: unknown[];
+            cdnra?: components["schemas"]["Gstr1Cdnra"][];
             /** @description amended B2CL invoices of filed months, by original place of supply (oinum, oidt) */
-            b2cla?: unknown[];
+            b2cla?: components["schemas"]["Gstr1B2cla"][];
             /** @description amended export invoices of filed months, e.g. a shipping bill recorded later (oinum, oidt) */
-            expa?: unknown[];
+            expa?: components["schemas"]["Gstr1Expa"][];
             /** @description amended credit notes to unregistered persons and exports of filed months (ont_num, ont_dt) */
-            cdnura?: unknown[];
+            cdnura?: components["schemas"]["Gstr1Cdnura"][];
             /** @description a filed month's B2CS figures of a place of supply as they now are (omon: the original month) */
-            b2csa?: unknown[];
+            b2csa?: components["schemas"]["Gstr1B2csa"][];
             /** @description table 12, B2B and B2C tabs (Phase III) */
             hsn: {
-                hsn_b2b: unknown[];
-                hsn_b2c: unknown[];
+                hsn_b2b: components["schemas"]["Gstr1HsnRow"][];
+                hsn_b2c: components["schemas"]["Gstr1HsnRow"][];
             };
-            doc_issue: {
-                doc_det: unknown[];
-            };
+            doc_issue: components["schemas"]["Gstr1DocIssue"];
             /** @description table 11A: tax on advances received (gstr1-advances.ts) */
-            at?: unknown[];
+            at?: components["schemas"]["Gstr1Table11Row"][];
             /** @description table 11B: advances adjusted or refunded */
-            txpd?: unknown[];
+            txpd?: components["schemas"]["Gstr1Table11Row"][];
         };
         Gstr1a: {
             gstin: string;
             fp: string;
             version: string;
-            b2b: unknown[];
-            b2cl: unknown[];
+            b2b: components["schemas"]["Gstr1B2b"][];
+            b2cl: components["schemas"]["Gstr1B2cl"][];
             /** @description the month's B2CS rows of each place of supply whose figures changed, as they now are */
-            b2cs: unknown[];
-            exp: unknown[];
-            cdnr: unknown[];
-            cdnur: unknown[];
+            b2cs: components["schemas"]["Gstr1B2cs"][];
+            exp: components["schemas"]["Gstr1Exp"][];
+            cdnr: components["schemas"]["Gstr1Cdnr"][];
+            cdnur: components["schemas"]["Gstr1Cdnur"][];
         };
         Gstr3b: {
             gstin: string;
@@ -25621,65 +25868,392 @@ export interface operations {
                      *         "gstin": "27AAPFU0939F1ZV",
                      *         "fp": "fp",
                      *         "b2b": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2cl": [
-                     *           {}
+                     *           {
+                     *             "pos": "pos",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2cs": [
-                     *           {}
+                     *           {
+                     *             "sply_ty": "INTRA",
+                     *             "pos": "pos",
+                     *             "typ": "OE",
+                     *             "rt": 1,
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           }
                      *         ],
                      *         "cdnr": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "nt": [
+                     *               {
+                     *                 "ntty": "C",
+                     *                 "nt_num": "nt num",
+                     *                 "nt_dt": "nt dt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "cdnur": [
-                     *           {}
+                     *           {
+                     *             "ntty": "C",
+                     *             "nt_num": "nt num",
+                     *             "nt_dt": "nt dt",
+                     *             "val": 1,
+                     *             "typ": "B2CL",
+                     *             "pos": "pos",
+                     *             "itms": [
+                     *               {
+                     *                 "num": 1,
+                     *                 "itm_det": {
+                     *                   "txval": 1,
+                     *                   "rt": 1,
+                     *                   "iamt": 1,
+                     *                   "camt": 1,
+                     *                   "samt": 1,
+                     *                   "csamt": 1
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "exp": [
-                     *           {}
+                     *           {
+                     *             "exp_typ": "WPAY",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "sbpcode": "sbpcode",
+                     *                 "sbnum": "sbnum",
+                     *                 "sbdt": "sbdt",
+                     *                 "itms": [
+                     *                   {
+                     *                     "txval": 1,
+                     *                     "rt": 1,
+                     *                     "iamt": 1,
+                     *                     "csamt": 1
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "version": "version",
                      *         "nil": {
                      *           "inv": [
-                     *             {}
+                     *             {
+                     *               "sply_ty": "INTRB2B",
+                     *               "nil_amt": 1,
+                     *               "expt_amt": 1,
+                     *               "ngsup_amt": 1
+                     *             }
                      *           ]
                      *         },
                      *         "b2ba": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "inv": [
+                     *               {
+                     *                 "oinum": "oinum",
+                     *                 "oidt": "oidt",
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "cdnra": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "nt": [
+                     *               {
+                     *                 "ont_num": "ont num",
+                     *                 "ont_dt": "ont dt",
+                     *                 "ntty": "C",
+                     *                 "nt_num": "nt num",
+                     *                 "nt_dt": "nt dt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2cla": [
-                     *           {}
+                     *           {
+                     *             "pos": "pos",
+                     *             "inv": [
+                     *               {
+                     *                 "oinum": "oinum",
+                     *                 "oidt": "oidt",
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "expa": [
-                     *           {}
+                     *           {
+                     *             "exp_typ": "WPAY",
+                     *             "inv": [
+                     *               {
+                     *                 "oinum": "oinum",
+                     *                 "oidt": "oidt",
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "sbpcode": "sbpcode",
+                     *                 "sbnum": "sbnum",
+                     *                 "sbdt": "sbdt",
+                     *                 "itms": [
+                     *                   {
+                     *                     "txval": 1,
+                     *                     "rt": 1,
+                     *                     "iamt": 1,
+                     *                     "csamt": 1
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "cdnura": [
-                     *           {}
+                     *           {
+                     *             "ont_num": "ont num",
+                     *             "ont_dt": "ont dt",
+                     *             "ntty": "C",
+                     *             "nt_num": "nt num",
+                     *             "nt_dt": "nt dt",
+                     *             "val": 1,
+                     *             "typ": "B2CL",
+                     *             "pos": "pos",
+                     *             "itms": [
+                     *               {
+                     *                 "num": 1,
+                     *                 "itm_det": {
+                     *                   "txval": 1,
+                     *                   "rt": 1,
+                     *                   "iamt": 1,
+                     *                   "camt": 1,
+                     *                   "samt": 1,
+                     *                   "csamt": 1
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2csa": [
-                     *           {}
+                     *           {
+                     *             "omon": "omon",
+                     *             "sply_ty": "INTRA",
+                     *             "pos": "pos",
+                     *             "typ": "OE",
+                     *             "itms": [
+                     *               {
+                     *                 "rt": 1,
+                     *                 "txval": 1,
+                     *                 "iamt": 1,
+                     *                 "camt": 1,
+                     *                 "samt": 1,
+                     *                 "csamt": 1
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "hsn": {
                      *           "hsn_b2b": [
-                     *             {}
+                     *             {
+                     *               "num": 1,
+                     *               "hsn_sc": "hsn sc",
+                     *               "uqc": "uqc",
+                     *               "qty": 1,
+                     *               "rt": 1,
+                     *               "txval": 1,
+                     *               "iamt": 1,
+                     *               "camt": 1,
+                     *               "samt": 1,
+                     *               "csamt": 1
+                     *             }
                      *           ],
                      *           "hsn_b2c": [
-                     *             {}
+                     *             {
+                     *               "num": 1,
+                     *               "hsn_sc": "hsn sc",
+                     *               "uqc": "uqc",
+                     *               "qty": 1,
+                     *               "rt": 1,
+                     *               "txval": 1,
+                     *               "iamt": 1,
+                     *               "camt": 1,
+                     *               "samt": 1,
+                     *               "csamt": 1
+                     *             }
                      *           ]
                      *         },
                      *         "doc_issue": {
                      *           "doc_det": [
-                     *             {}
+                     *             {
+                     *               "doc_num": 1,
+                     *               "doc_typ": "doc typ",
+                     *               "docs": [
+                     *                 {
+                     *                   "num": 1,
+                     *                   "from": "from",
+                     *                   "to": "to",
+                     *                   "totnum": 1,
+                     *                   "cancel": 1,
+                     *                   "net_issue": 1
+                     *                 }
+                     *               ]
+                     *             }
                      *           ]
                      *         },
                      *         "at": [
-                     *           {}
+                     *           {
+                     *             "pos": "pos",
+                     *             "sply_ty": "INTRA",
+                     *             "itms": [
+                     *               {
+                     *                 "rt": 1,
+                     *                 "ad_amt": 1,
+                     *                 "iamt": 1,
+                     *                 "camt": 1,
+                     *                 "samt": 1,
+                     *                 "csamt": 1
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "txpd": [
-                     *           {}
+                     *           {
+                     *             "pos": "pos",
+                     *             "sply_ty": "INTRA",
+                     *             "itms": [
+                     *               {
+                     *                 "rt": 1,
+                     *                 "ad_amt": 1,
+                     *                 "iamt": 1,
+                     *                 "camt": 1,
+                     *                 "samt": 1,
+                     *                 "csamt": 1
+                     *               }
+                     *             ]
+                     *           }
                      *         ]
                      *       }
                      *     }
@@ -25812,22 +26386,145 @@ export interface operations {
                      *         "fp": "fp",
                      *         "version": "version",
                      *         "b2b": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2cl": [
-                     *           {}
+                     *           {
+                     *             "pos": "pos",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "b2cs": [
-                     *           {}
+                     *           {
+                     *             "sply_ty": "INTRA",
+                     *             "pos": "pos",
+                     *             "typ": "OE",
+                     *             "rt": 1,
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           }
                      *         ],
                      *         "exp": [
-                     *           {}
+                     *           {
+                     *             "exp_typ": "WPAY",
+                     *             "inv": [
+                     *               {
+                     *                 "inum": "inum",
+                     *                 "idt": "idt",
+                     *                 "val": 1,
+                     *                 "sbpcode": "sbpcode",
+                     *                 "sbnum": "sbnum",
+                     *                 "sbdt": "sbdt",
+                     *                 "itms": [
+                     *                   {
+                     *                     "txval": 1,
+                     *                     "rt": 1,
+                     *                     "iamt": 1,
+                     *                     "csamt": 1
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "cdnr": [
-                     *           {}
+                     *           {
+                     *             "ctin": "ctin",
+                     *             "nt": [
+                     *               {
+                     *                 "ntty": "C",
+                     *                 "nt_num": "nt num",
+                     *                 "nt_dt": "nt dt",
+                     *                 "val": 1,
+                     *                 "pos": "pos",
+                     *                 "rchrg": "N",
+                     *                 "inv_typ": "R",
+                     *                 "itms": [
+                     *                   {
+                     *                     "num": 1,
+                     *                     "itm_det": {
+                     *                       "txval": 1,
+                     *                       "rt": 1,
+                     *                       "iamt": 1,
+                     *                       "camt": 1,
+                     *                       "samt": 1,
+                     *                       "csamt": 1
+                     *                     }
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
                      *         ],
                      *         "cdnur": [
-                     *           {}
+                     *           {
+                     *             "ntty": "C",
+                     *             "nt_num": "nt num",
+                     *             "nt_dt": "nt dt",
+                     *             "val": 1,
+                     *             "typ": "B2CL",
+                     *             "pos": "pos",
+                     *             "itms": [
+                     *               {
+                     *                 "num": 1,
+                     *                 "itm_det": {
+                     *                   "txval": 1,
+                     *                   "rt": 1,
+                     *                   "iamt": 1,
+                     *                   "camt": 1,
+                     *                   "samt": 1,
+                     *                   "csamt": 1
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
                      *         ]
                      *       }
                      *     }

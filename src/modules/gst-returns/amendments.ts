@@ -1,3 +1,5 @@
+import type { Gstr1a, Gstr1Amendments } from './gst-returns.schemas.js';
+
 /**
  * Corrections to filed GSTR-1 data (DESIGN §18, decisions 0365 and 0610). A filed return is stored
  * as filed and never changes; when a document of a filed month later reads differently (a buyer's
@@ -145,8 +147,11 @@ function b2csRows(changed: Listed[]): Doc[] {
     .flatMap((d) => ((d.doc.itms as Doc[]) ?? []).map((item) => ({ sply_ty: d.doc.sply_ty, pos: d.doc.pos, typ: d.doc.typ, ...item })));
 }
 
-/** GSTR-1A's sections: the changed or missed documents of the month (and B2CS places of supply), as they now are. */
-export function gstr1aSections(changed: Listed[]): Record<string, unknown> {
+/**
+ * GSTR-1A's sections: the changed or missed documents of the month (and B2CS places of supply), as
+ * they now are. The documents are GSTR-1's own (a fresh build's), regrouped: the sections' types.
+ */
+export function gstr1aSections(changed: Listed[]): Omit<Gstr1a, 'gstin' | 'fp' | 'version'> {
   return {
     b2b: groupBy(changed, 'b2b', 'ctin', 'inv'),
     b2cl: groupBy(changed, 'b2cl', 'pos', 'inv'),
@@ -154,10 +159,8 @@ export function gstr1aSections(changed: Listed[]): Record<string, unknown> {
     exp: groupBy(changed, 'exp', 'exp_typ', 'inv'),
     cdnr: groupBy(changed, 'cdnr', 'ctin', 'nt'),
     cdnur: changed.filter((d) => d.section === 'cdnur').map((d) => d.doc),
-  };
+  } as Omit<Gstr1a, 'gstin' | 'fp' | 'version'>;
 }
-
-export type AmendmentSections = { b2ba: Doc[]; b2cla: Doc[]; expa: Doc[]; cdnra: Doc[]; cdnura: Doc[]; b2csa: Doc[] };
 
 /**
  * Amendment tables for a later GSTR-1 (decision 0610, field names from the GSTN offline tool):
@@ -167,7 +170,7 @@ export type AmendmentSections = { b2ba: Doc[]; b2cla: Doc[]; expa: Doc[]; cdnra:
  * with its original month (`omon`) and its figures per rate as they now are. Kosh never
  * renumbers, so an original number repeats the document's own.
  */
-export function amendmentSections(changed: Listed[]): AmendmentSections {
+export function amendmentSections(changed: Listed[]): Gstr1Amendments {
   const invoices = (section: 'b2b' | 'b2cl' | 'exp') =>
     changed.filter((d) => d.section === section).map((d) => ({ ...d, doc: { oinum: d.doc.inum, oidt: d.doc.idt, ...d.doc } }));
   const notes = (section: 'cdnr' | 'cdnur') =>
@@ -179,5 +182,5 @@ export function amendmentSections(changed: Listed[]): AmendmentSections {
     cdnra: groupBy(notes('cdnr'), 'cdnr', 'ctin', 'nt'),
     cdnura: notes('cdnur').map((d) => d.doc),
     b2csa: changed.filter((d) => d.section === 'b2cs').map((d) => ({ omon: d.period, ...d.doc })),
-  };
+  } as Gstr1Amendments;
 }

@@ -16,8 +16,8 @@ import {
 } from './gst-returns.repository.js';
 import { carryFromJson, countsInReturn, Gstr1Builder, GSTR1_FORMAT_VERSION, rupees, type Table31Carry } from './gstr1.js';
 import { advanceSections, advancesNetOfAdjustments, voucherSeries } from './gstr1-advances.js';
-import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments, type AmendmentSections } from './amendments.js';
-import type { Gstr1, Gstr1a, Gstr3b } from './gst-returns.schemas.js';
+import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments } from './amendments.js';
+import type { Gstr1, Gstr1a, Gstr1Amendments, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
 const PAGE = 5_000;
@@ -145,11 +145,10 @@ export async function getGstr1(ctx: ReadCtx, entityId: string, period: string): 
       .execute((tx) => getGstr1({ ...ctx, tx }, entityId, period));
   }
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
-  const json = builder.toJson(entity.gstin, period, hsn, hsnCredits);
-  Object.assign(json, await advancesOfPeriod(ctx, entityId, period));
+  const json: Gstr1 = { ...builder.toJson(entity.gstin, period, hsn, hsnCredits), ...(await advancesOfPeriod(ctx, entityId, period)) };
   // Amendment tables only when they have rows (the offline tool writes none for an empty one).
-  for (const [table, rows] of Object.entries(await amendmentsFor(ctx, entity, period))) if (rows.length > 0) json[table] = rows;
-  return json as Gstr1;
+  const amendments = await amendmentsFor(ctx, entity, period);
+  return Object.assign(json, Object.fromEntries(Object.entries(amendments).filter(([, rows]) => rows.length > 0)) as Partial<Gstr1Amendments>);
 }
 
 /** Tables 11A/11B (gstr1-advances.ts) of the month. */
@@ -173,7 +172,7 @@ const AMENDMENT_LOOKBACK = 20;
  * (and B2CS places of supply) that now read differently from what was filed — the month's filed
  * return with the amendments the later filed returns declared.
  */
-async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string): Promise<AmendmentSections> {
+async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string): Promise<Gstr1Amendments> {
   const filedAfter: Record<string, unknown>[] = [];
   const changed: ReturnType<typeof changedDocuments> = [];
   let p = period;
@@ -220,7 +219,7 @@ export async function getGstr1a(ctx: ReadCtx, entityId: string, period: string):
     );
   }
   const changed = changedDocuments(listedDocuments(filed), await currentDocuments(ctx, entity.id, period));
-  return { gstin: entity.gstin, fp: period, version: GSTR1_FORMAT_VERSION, ...gstr1aSections(changed) } as Gstr1a;
+  return { gstin: entity.gstin, fp: period, version: GSTR1_FORMAT_VERSION, ...gstr1aSections(changed) };
 }
 
 function csvLine(cells: readonly string[]): string {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { SeriesRow } from './gst-returns.repository.js';
+import type { Gstr1Table11Row } from './gst-returns.schemas.js';
 import { rupees } from './gstr1.js';
 
 /**
@@ -19,11 +20,7 @@ import { rupees } from './gstr1.js';
  *   goes into 11A), so its 11A row is net of those uses.
  */
 export type AdvanceSections = { at: Table11Row[]; txpd: Table11Row[] };
-export type Table11Row = {
-  pos: string;
-  sply_ty: 'INTRA' | 'INTER';
-  itms: { rt: number; ad_amt: number; iamt: number; camt: number; samt: number; csamt: number }[];
-};
+export type Table11Row = Gstr1Table11Row;
 
 type Part = { pos: string | null; tax_type: string; rate_bp: number; subtotal: number; cgst: number; sgst: number; igst: number };
 type Totals = { ad_amt: number; iamt: number; camt: number; samt: number };

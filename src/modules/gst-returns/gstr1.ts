@@ -1,5 +1,6 @@
 import { classifyZeroRatedSupply, gstnOfflineDates } from '../tax/index.js';
 import type { B2csRow, CreditNoteRow, HsnRow, InvoiceRateRow, SeriesRow } from './gst-returns.repository.js';
+import type { Gstr1B2bInvoice, Gstr1B2clInvoice, Gstr1Built, Gstr1CdnrNote, Gstr1Cdnur, Gstr1ExpInvoice, Gstr1Nil } from './gst-returns.schemas.js';
 
 /**
  * GSTR-1 in the GSTN offline tool's JSON. Every amount is summed in paise (integers) and turned
@@ -30,7 +31,7 @@ export function b2clLimitPaise(issuedAt: Date): number {
 export const GSTR1_FORMAT_VERSION = 'GST3.2.3';
 
 /** Table 8 rows: supply type × nil-rated, exempt and non-GST values. */
-export type NilSupplyType = 'INTRB2B' | 'INTRAB2B' | 'INTRB2C' | 'INTRAB2C';
+export type NilSupplyType = Gstr1Nil['inv'][number]['sply_ty'];
 type NilRow = { nil_amt: number; expt_amt: number; ngsup_amt: number };
 
 export type Amounts = { txval: number; iamt: number; camt: number; samt: number };
@@ -122,12 +123,12 @@ export type Gstr1Totals = Record<'b2b' | 'b2cl' | 'b2cs' | 'exp' | 'cdnr' | 'cdn
 
 /** Accumulates a month of documents into GSTR-1's sections. Feed invoice pages, then credit notes. */
 export class Gstr1Builder {
-  private readonly b2b = new Map<string, unknown[]>();
-  private readonly b2cl = new Map<string, unknown[]>();
-  private readonly b2cs = new Map<string, { sply_ty: string; pos: string; rate_bp: number } & Amounts>();
-  private readonly exp = new Map<'WPAY' | 'WOPAY', unknown[]>();
-  private readonly cdnr = new Map<string, unknown[]>();
-  private readonly cdnur: unknown[] = [];
+  private readonly b2b = new Map<string, Gstr1B2bInvoice[]>();
+  private readonly b2cl = new Map<string, Gstr1B2clInvoice[]>();
+  private readonly b2cs = new Map<string, { sply_ty: 'INTRA' | 'INTER'; pos: string; rate_bp: number } & Amounts>();
+  private readonly exp = new Map<'WPAY' | 'WOPAY', Gstr1ExpInvoice[]>();
+  private readonly cdnr = new Map<string, Gstr1CdnrNote[]>();
+  private readonly cdnur: Gstr1Cdnur[] = [];
   /** Table 8 (nil-rated, exempt, non-GST), in paise, per supply type. */
   private readonly nil = new Map<NilSupplyType, NilRow>();
   private readonly invoiceSeries = new Map<string, Series>();
@@ -400,7 +401,7 @@ export class Gstr1Builder {
     };
     const igst = items.reduce((a, it) => a + it.iamt, 0);
     const ntDt = this.offlineDate(note.issued_at);
-    const base = { ntty: 'C', nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
+    const base = { ntty: 'C' as const, nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
     const zeroRated = classifyZeroRatedSupply({ tax_type: note.tax_type, igst_amount: igst });
     if (note.ctin && zeroRated?.kind !== 'export') {
       if (!zeroRated) {
@@ -477,7 +478,7 @@ export class Gstr1Builder {
   }
 
   /** Table 8 as the offline tool writes it (supply types with no value left out). */
-  nilSection(): { inv: { sply_ty: NilSupplyType; nil_amt: number; expt_amt: number; ngsup_amt: number }[] } {
+  nilSection(): Gstr1Nil {
     const order: NilSupplyType[] = ['INTRB2B', 'INTRAB2B', 'INTRB2C', 'INTRAB2C'];
     return {
       inv: order
@@ -495,7 +496,7 @@ export class Gstr1Builder {
    * `hsn_b2c` for the rest. Above ₹5 crore of turnover table 12 wants 6-digit HSN: the invoices
    * of such an entity already carry them (invoices.service refuses shorter codes).
    */
-  toJson(gstin: string, period: string, hsn: HsnRow[], hsnCredits: HsnRow[]): Record<string, unknown> {
+  toJson(gstin: string, period: string, hsn: HsnRow[], hsnCredits: HsnRow[]): Gstr1Built {
     const hsnMap = new Map<string, HsnRow>();
     for (const row of hsn) hsnMap.set(`${row.b2b}|${row.hsn_code}|${row.rate_bp}`, { ...row });
     for (const row of hsnCredits) {
@@ -533,7 +534,7 @@ export class Gstr1Builder {
       b2cs: [...this.b2cs.values()].map((e) => ({
         sply_ty: e.sply_ty,
         pos: e.pos,
-        typ: 'OE',
+        typ: 'OE' as const,
         rt: e.rate_bp / 100,
         txval: rupees(e.txval),
         iamt: rupees(e.iamt),
