@@ -5,7 +5,7 @@ import { emitEvent } from '../../platform/events/events.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { localDate, returnPeriodBounds } from '../tax/index.js';
-import { closedPeriodsFrom, ensurePeriodRow, postingFactsOf, findPeriodRow, periodRowsOfEntity, type PeriodRow } from './periods.repository.js';
+import { closedPeriodsFrom, ensurePeriodRow, findPeriodRow, periodRowsOfEntity, postingFactsOf, type PeriodRow } from './periods.repository.js';
 import type { Period, RecordFilingBody } from './periods.schemas.js';
 import { transitionPeriod, type GstReturnKind } from './periods.states.js';
 
