@@ -355,12 +355,18 @@ async function checkBooks(w: World, after: string) {
  * 8: GSTR-3B 3.1(a) per month = the net movement of the output-tax accounts that month, head by
  * head (the tenant's one entity, every month it has entries in).
  */
-async function checkGstr3b(after: string) {
+/**
+ * GSTR-3B of every month the history posted in, from the month it began (IST): a history touches
+ * only its own customer's documents, so the months of earlier histories cannot move, and checking
+ * them again would make each history slower than the last.
+ */
+async function checkGstr3b(after: string, since: Date) {
   const db = t.database.db;
   const [entity] = (await acme.api('GET', '/v1/entities')).body.data as { id: string }[];
   const months = await sql<{ month: string }>`
     SELECT DISTINCT to_char(e.posted_at AT TIME ZONE 'Asia/Kolkata', 'MMYYYY') AS month FROM journal_entries e
-    WHERE e.tenant_id = ${acme.tenantId}`.execute(db);
+    WHERE e.tenant_id = ${acme.tenantId}
+      AND to_char(e.posted_at AT TIME ZONE 'Asia/Kolkata', 'YYYYMM') >= to_char(${since}::timestamptz AT TIME ZONE 'Asia/Kolkata', 'YYYYMM')`.execute(db);
   for (const { month } of months.rows) {
     const [mm, yyyy] = [Number(month.slice(0, 2)), Number(month.slice(2))];
     const from = new Date(`${yyyy}-${String(mm).padStart(2, '0')}-01T00:00:00+05:30`);
@@ -390,6 +396,7 @@ describe('prepaid credit invariants', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: STEPS }), async (ops) => {
+          const since = t.clock.now();
           const world: World = { customer: await createCustomer(acme), grants: [], invoices: [] };
           for (const o of ops) {
             const res = await step(world, o);
@@ -398,7 +405,7 @@ describe('prepaid credit invariants', () => {
             if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
             await checkBooks(world, o.kind);
           }
-          await checkGstr3b('the history');
+          await checkGstr3b('the history', since);
         }),
         propertyRuns(),
       );
