@@ -353,12 +353,9 @@ async function checkBooks(w: World, after: string) {
 
 /**
  * 8: GSTR-3B 3.1(a) per month = the net movement of the output-tax accounts that month, head by
- * head (the tenant's one entity, every month it has entries in).
- */
-/**
- * GSTR-3B of every month the history posted in, from the month it began (IST): a history touches
- * only its own customer's documents, so the months of earlier histories cannot move, and checking
- * them again would make each history slower than the last.
+ * head (the tenant's one entity), for every month with entries from the month the history began
+ * (IST) on. A history touches only its own customer's documents, so the months of earlier
+ * histories cannot move; checking them again would make each history slower than the last.
  */
 async function checkGstr3b(after: string, since: Date) {
   const db = t.database.db;
