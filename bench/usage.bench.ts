@@ -11,9 +11,12 @@
  *    HTTP_EVENTS events are sent → events_per_s (accepted events / wall time). Then ALERTS
  *    active `usage_threshold` alerts (notify) are added round robin over the customers, with
  *    thresholds spread so some are crossed at once, some during the phase and some never, and
- *    HTTP_EVENTS more events are sent the same way → events_per_s_with_alerts (alerts are
- *    evaluated in each batch's transaction). Checks: every event stored once, and every crossed
- *    alert has exactly one trigger row and one `alert.triggered` event.
+ *    HTTP_EVENTS more events are sent the same way with the worker started (each batch queues its
+ *    deltas; the worker folds them into the alerts every second, decision 0900) →
+ *    events_per_s_with_alerts: events stored / the time until the last request was answered AND
+ *    the queue it left was folded; alert_lag_ms and alert_lag_p50_ms: the oldest queued row's age,
+ *    sampled every 100 ms, at most and at the median (how late an alert triggers). Checks: every event stored once, and every crossed alert has
+ *    exactly one trigger row and one `alert.triggered` event.
  * 2. Billing: the rest of the period's EVENTS events are inserted with one set-based SQL statement
  *    (sending 5 000 000 through HTTP would take minutes on this machine and measures nothing more),
  *    ANALYZE, then the billing run (`runBillingRun`) renews every subscription — one grouped usage
@@ -22,7 +25,7 @@
  *
  * Before all this, untimed: 2 000 renewals of another tenant and ANALYZE (see bench:billing).
  *
- * LAST line: {"events_per_s":…, "events_per_s_with_alerts":…, "alerts":…, "billing_per_s":…, "peak_rss_mb":…}
+ * LAST line: {"events_per_s":…, "events_per_s_with_alerts":…, "alerts":…, "alert_lag_ms":…, "alert_lag_p50_ms":…, "billing_per_s":…, "peak_rss_mb":…}
  *   --subs 10000   subscriptions (one customer each)
  *   --events 5000000  events in the billed period (HTTP ones included)
  *   --http 300000  events sent over HTTP in each ingestion phase
@@ -53,8 +56,8 @@ import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
 import { recordUsageEvents } from '../src/flows/usage/record-usage-events.js';
 import { insertEvents, metricsByCodes, type EventInsert } from '../src/modules/usage/index.js';
 import { customerRefs } from '../src/modules/customers/index.js';
+import { foldPendingUsageAlerts, USAGE_ALERT_FOLD_MS } from '../src/modules/alerts/index.js';
 import { meteredPeriodCutoffs } from '../src/modules/subscriptions/index.js';
-import { evaluateUsageAlerts } from '../src/modules/alerts/index.js';
 import type { DB } from '../src/platform/db/schema.js';
 import { priceQuantity, type PricingScheme } from '../src/modules/plans/index.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -204,7 +207,12 @@ async function main() {
     };
     const countStored = async () =>
       Number((await sql<{ n: string }>`SELECT count(*) AS n FROM usage_events WHERE tenant_id = ${tenantId}`.execute(db)).rows[0]!.n);
-    const ingest = async (label: string): Promise<number> => {
+    /** Resolves once the usage alerts' queue is empty (the worker folded what ingestion left). */
+    const folded = async () => {
+      const queued = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM usage_alert_pending`.execute(db)).rows[0]!.n);
+      while ((await queued()) > 0) await new Promise((r) => setTimeout(r, 20));
+    };
+    const ingest = async (label: string, settle?: () => Promise<void>): Promise<number> => {
       const before = await countStored();
       const requests = Math.ceil(HTTP_EVENTS / PER_REQUEST);
       const dbCpuBefore = await databaseCpuTicks(db);
@@ -224,6 +232,7 @@ async function main() {
           (error, r) => (error ? reject(error) : resolve(r)),
         ),
       );
+      await settle?.();
       const ingestSeconds = (performance.now() - ingestStarted) / 1000;
       const appCpu = process.cpuUsage(appCpuBefore);
       const dbCpu = await databaseCpuSince(db, dbCpuBefore);
@@ -242,6 +251,8 @@ async function main() {
     const eventsPerS = await ingest('without alerts');
 
     let eventsPerSWithAlerts: number | null = null;
+    let alertLagMs = 0;
+    let alertLagP50Ms = 0;
     if (ALERTS > 0) {
       // N notify alerts on the metric, round robin over the customers, thresholds spread so that some
       // are crossed by what is already stored, some during this phase and some never.
@@ -251,7 +262,44 @@ async function main() {
           FROM generate_series(0, ${ALERTS - 1}) AS i
           JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM customers WHERE tenant_id = ${tenantId}) AS c ON c.k = i % ${SUBS}`.execute(db);
       await sql`ANALYZE alerts`.execute(db);
-      eventsPerSWithAlerts = await ingest(`with ${ALERTS} active alerts`);
+      // The worker's fold of the alerts' queue, every USAGE_ALERT_FOLD_MS as the worker runs it (the
+      // rest of the worker stays off: its billing sweep would renew the subscriptions phase 2 bills).
+      let sampling = true;
+      const { deps } = kosh;
+      const foldEnv = { db, clock: deps.clock, config: deps.config, logger: deps.logger, secrets: deps.secrets, scope: deps.scope };
+      const foldMs: number[] = [];
+      const folder = (async () => {
+        while (sampling) {
+          const started = performance.now();
+          await foldPendingUsageAlerts(foldEnv);
+          const took = performance.now() - started;
+          foldMs.push(took);
+          // As the worker's ticker: started every USAGE_ALERT_FOLD_MS, at once again after a longer fold.
+          if (took < USAGE_ALERT_FOLD_MS) await new Promise((r) => setTimeout(r, USAGE_ALERT_FOLD_MS - took));
+        }
+      })();
+      const lags: number[] = [];
+      const lagSampler = (async () => {
+        while (sampling) {
+          const { rows } = await sql<{ lag: number | null }>`
+            SELECT (extract(epoch FROM clock_timestamp() - min(created_at)) * 1000)::float8 AS lag FROM usage_alert_pending`.execute(db);
+          lags.push(Math.round(rows[0]?.lag ?? 0));
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      eventsPerSWithAlerts = await ingest(`with ${ALERTS} active alerts`, folded);
+      sampling = false;
+      await Promise.all([lagSampler, folder]);
+      const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+      const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
+      alertLagMs = Math.max(0, ...lags);
+      alertLagP50Ms = at(sorted(lags), 0.5);
+      const folds = sorted(foldMs);
+      console.log(
+        `alerts' queue: the oldest queued row's age, sampled every 100 ms: p50 ${alertLagP50Ms} ms, max ${alertLagMs} ms; ` +
+          `${folds.length} folds every ${USAGE_ALERT_FOLD_MS} ms: p50 ${Math.round(at(folds, 0.5))} ms, max ${Math.round(folds.at(-1) ?? 0)} ms ` +
+          `(the first seeds every alert's total by measuring its period); RSS after the phase ${Math.round(process.memoryUsage().rss / 1048576)} MB`,
+      );
       // Each alert triggered once exactly when the period's quantity reached its threshold.
       const check = await sql<{ crossed: string; triggers: string; events: string }>`
         SELECT (SELECT count(*) FROM alerts a
@@ -311,6 +359,8 @@ async function main() {
         events_per_s: eventsPerS,
         events_per_s_with_alerts: eventsPerSWithAlerts,
         alerts: ALERTS,
+        alert_lag_ms: ALERTS > 0 ? alertLagMs : null,
+        alert_lag_p50_ms: ALERTS > 0 ? alertLagP50Ms : null,
         billing_per_s: billingPerS,
         peak_rss_mb: peakRssMb,
       }),
@@ -446,16 +496,6 @@ async function measureSqlOnly(db: Kysely<DB>, tenantId: string, customerIds: str
           tx,
           tenantId,
           distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb', oldest: START })),
-        ),
-    ],
-    [
-      'alert check (evaluateUsageAlerts, no alert)',
-      (tx, events) =>
-        evaluateUsageAlerts(
-          { tx, tenantId, now },
-          distinctCustomers(events).map((c) => ({ customerId: c, metricCode: 'gb' })),
-          // No alert watches the batch: the lock statement answers nothing and the batch is not read.
-          { events: [], inserted: 0 },
         ),
     ],
   ];

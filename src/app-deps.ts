@@ -1,6 +1,6 @@
 import type { Database } from './platform/db/database.js';
 import type { HttpDeps } from './platform/http/server.js';
-import type { JobHandlers, RecurringJob } from './platform/jobs/jobs.js';
+import type { JobHandlers, RecurringJob, Ticker } from './platform/jobs/jobs.js';
 
 /** What every module's routes and jobs are given by the composition root (src/app.ts). */
 export type AppDeps = HttpDeps & {
@@ -19,6 +19,8 @@ export type KoshModule = {
   jobs?: JobHandlers;
   /** Job kinds (handled in `jobs`) the worker enqueues on a schedule. */
   recurring?: RecurringJob[];
+  /** Sweeps the worker runs itself every few seconds (see Ticker). */
+  tickers?: Ticker[];
   /** Called once at start-up (register event listeners and the like). */
   init?: (deps: AppDeps) => void;
 };

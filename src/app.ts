@@ -8,7 +8,7 @@ import { openDatabase, type Database } from './platform/db/database.js';
 import { ChangeFeed } from './platform/db/change-feed.js';
 import { migrateWhenReachable } from './platform/db/migrate.js';
 import { createHttpServer, type HttpOptions, type KoshApp } from './platform/http/server.js';
-import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
+import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob, type Ticker } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { createMailOutbox, isMailConfigured } from './platform/mail/index.js';
 import { modules as domainModules } from './modules/registry.js';
@@ -118,15 +118,18 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     { kind: 'platform.purge_idempotency_keys', everyMs: 3_600_000 },
     { kind: 'platform.purge_finished_jobs', everyMs: 3_600_000 },
   ];
+  const tickers: Ticker[] = [];
   for (const m of modules) {
     Object.assign(handlers, m.jobs ?? {});
     recurring.push(...(m.recurring ?? []));
+    tickers.push(...(m.tickers ?? []));
   }
   deps.jobHandlers = handlers;
   const worker = new Worker({
     env: { db: database.db, clock, config, logger, secrets, scope },
     handlers,
     recurring,
+    tickers,
     pollMs: config.workerPollMs,
     concurrency: config.workerConcurrency,
     tenantConcurrency: config.workerTenantConcurrency,

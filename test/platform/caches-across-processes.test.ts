@@ -88,7 +88,7 @@ describe('entitlements changed in one process', () => {
     await withinOneSecond(async () => expect(await entitlementsOnTwo(customer)).toMatchObject({ features: { seats: 7, sso: true } }));
   });
 
-  it('reach the other within a second: a blocking usage alert triggered by ingestion', async () => {
+  it('reach the other within a second: a blocking usage alert triggered by the fold of ingested usage', async () => {
     const metric = await acme.api('POST', '/v1/billable-metrics', { code: 'calls', name: 'Calls', aggregation: 'count' });
     expect(metric.status, metric.text).toBe(201);
     const customer = await createCustomer(acme);
@@ -98,6 +98,8 @@ describe('entitlements changed in one process', () => {
 
     const events = Array.from({ length: 2 }, (_, i) => ({ transaction_id: `cap-${i}`, customer_id: customer, metric_code: 'calls' }));
     expect((await acme.api('POST', '/v1/usage/events/batch', { events })).status).toBe(202);
+    // The first process's worker folds the batch into the alert (decision 0900), which triggers it.
+    await one.kosh.worker.drain();
     await withinOneSecond(async () =>
       expect(await entitlementsOnTwo(customer)).toMatchObject({ blocked: true, blocked_reason: 'alert', blocked_by: cap.body.data.id }),
     );

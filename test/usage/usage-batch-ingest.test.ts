@@ -1,7 +1,8 @@
 /**
  * Batched usage ingestion (decision 0430): one statement stores a batch, duplicates count once
- * wherever they repeat, and usage alerts are evaluated once per batch — firing once per period
- * however many batches cross them, at once or one after the other.
+ * wherever they repeat, and each batch queues what it stored for the usage alerts, which the
+ * worker's fold evaluates (decision 0900) — firing once per period however many batches cross
+ * them, at once or one after the other.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -43,7 +44,9 @@ async function alert(customer: string, code: string, threshold: number) {
   return res.body.data.id as string;
 }
 
+/** The alert's trigger rows and `alert.triggered` events, once the worker has folded what was queued. */
 async function triggersOf(alertId: string): Promise<{ rows: number; events: number }> {
+  await t.kosh.worker.drain();
   const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM alert_triggers WHERE alert_id = ${alertId}`.execute(t.database.db);
   const events = await acme.http.GET('/v1/events', { query: { type: 'alert.triggered', limit: 100 } });
   return { rows: rows.rows[0]!.n, events: events.body.data.filter((e) => e.data.object.id === alertId).length };
@@ -115,7 +118,7 @@ describe('batched usage ingestion', () => {
     t.clock.set('2031-01-10T00:10:00Z');
   });
 
-  it.runIf(process.env.DATABASE_URL)('sends as many statements for a batch whatever the number of alerts already triggered this period', async () => {
+  it.runIf(process.env.DATABASE_URL)('sends as many statements for a batch whatever the number of alerts watching it', async () => {
     const code = await metric(acme, 'count');
     const [few, many] = [await createCustomer(acme), await createCustomer(acme)];
     await alert(few, code, 1);
@@ -124,13 +127,14 @@ describe('batched usage ingestion', () => {
     // Cross them all first: from then on nothing can happen to them until the next period.
     expect((await batch(acme, events(few, 25))).status).toBe(202);
     expect((await batch(acme, events(many, 25))).status).toBe(202);
+    await t.kosh.worker.drain();
     const counted = (customer: string) => statementsOf(() => batch(acme, events(customer, 10)), 10);
     const [withOne, withTwenty] = [await counted(few), await counted(many)];
     expect(withTwenty).toBe(withOne);
   });
 
   it.runIf(process.env.DATABASE_URL)(
-    'evaluates the open usage alerts a batch moves in two statements, whatever their number (one when none watches)',
+    'queues a watched batch in the statements of an unwatched one; the fold evaluates the alerts it moves in one statement, whatever their number',
     async () => {
       const code = await metric(acme, 'count');
       const customers = [await createCustomer(acme), await createCustomer(acme), await createCustomer(acme)];
@@ -138,10 +142,17 @@ describe('batched usage ingestion', () => {
       for (const [i, customer] of customers.entries()) for (let k = 0; k < 4; k += 1) await alert(customer, code, 1000 + 10 * i + k);
       const events = (who: string[], n: number) =>
         Array.from({ length: n }, (_, i) => ({ transaction_id: uid('tx'), customer_id: who[i % who.length]!, metric_code: code }));
+      await t.kosh.worker.drain();
       const none = await statementsOf(() => batch(acme, events([unwatched], 12)), 12);
+      const foldNone = await countStatements(() => t.kosh.worker.drain());
       const twelveOpen = await statementsOf(() => batch(acme, events(customers, 12)), 12);
-      // The lock, then one statement measuring the twelve alerts and inserting the crossed ones' rows.
-      expect(twelveOpen - none).toBe(1);
+      const foldTwelve = await countStatements(() => t.kosh.worker.drain());
+      // The queue row rides the batch's round trips whether an alert watches it or not, and the
+      // fold is its lock and one statement measuring the alerts, none or twelve.
+      expect(twelveOpen).toBe(none);
+      expect(foldTwelve).toBe(foldNone);
+      const queued = await sql<{ n: number }>`SELECT count(*)::int AS n FROM usage_alert_pending WHERE tenant_id = ${acme.tenantId}`.execute(t.database.db);
+      expect(queued.rows[0]!.n).toBe(0);
       // None was crossed; crossed in the next batch, each triggers once.
       const crossing = Array.from({ length: 1030 }, (_, i) => ({
         transaction_id: uid('tx'),
@@ -151,6 +162,7 @@ describe('batched usage ingestion', () => {
       }));
       expect((await batch(acme, crossing.slice(0, 1000))).body.data.accepted).toBe(1000);
       expect((await batch(acme, crossing.slice(1000))).body.data.accepted).toBe(30);
+      await t.kosh.worker.drain();
       const fired = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM alert_triggers t JOIN alerts a ON a.tenant_id = t.tenant_id AND a.id = t.alert_id
        WHERE a.customer_id = ${customers[0]!}`.execute(t.database.db);
@@ -208,6 +220,11 @@ describe('batched usage ingestion', () => {
 
 /** The statements a request sends (background work on other connections excluded), checking the batch accepted `accepted`. */
 async function statementsOf(request: () => Promise<{ body: { data: { accepted: number } } }>, accepted: number): Promise<number> {
+  return countStatements(async () => expect((await request()).body.data.accepted).toBe(accepted));
+}
+
+/** The statements sent while `work` runs. */
+async function countStatements(work: () => Promise<unknown>): Promise<number> {
   let statements = 0;
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -217,7 +234,7 @@ async function statementsOf(request: () => Promise<{ body: { data: { accepted: n
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
-    expect((await request()).body.data.accepted).toBe(accepted);
+    await work();
   } finally {
     pg.Client.prototype.query = original;
   }

@@ -1,5 +1,5 @@
 import type { Ctx } from '../../platform/context.js';
-import { evaluateUsageAlerts } from '../../modules/alerts/index.js';
+import { queueUsageAlertEvaluation } from '../../modules/alerts/index.js';
 import { customerRefs } from '../../modules/customers/index.js';
 import { meteredPeriodCutoffs } from '../../modules/subscriptions/index.js';
 import {
@@ -96,7 +96,6 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
 
   const late = await latePeriodStarts(ctx, rows);
   const storable: EventInsert[] = [];
-  const pairs = new Map<string, { customerId: string; metricCode: string }>();
   for (const item of rows) {
     const key = item.pair;
     const start = late.size > 0 ? late.get(key) : undefined;
@@ -106,15 +105,12 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
         status: 409,
         error: `timestamp ${new Date(item.row.at).toISOString()} is before the current period (from ${start.toISOString()}) of a subscription billing '${item.metricCode}', whose last invoice is issued`,
       });
-    } else {
-      storable.push(item.row);
-      if (!pairs.has(key)) pairs.set(key, { customerId: item.row.customer_id, metricCode: item.metricCode });
-    }
+    } else storable.push(item.row);
   }
   const inserted = await insertEvents(ctx.tx, ctx.tenantId, storable, ctx.now);
-  // The usage alerts on the batch's (customer, metric) pairs, once per batch in its transaction
-  // (DESIGN §23, decision 0430); what it stored moves their running totals (decision 0800).
-  if (inserted > 0) await evaluateUsageAlerts(ctx, [...pairs.values()], { events: storable, inserted });
+  // What the batch stored is queued for the usage alerts in its transaction; the worker folds it
+  // into their running totals about once a second (DESIGN §23, decisions 0800, 0900).
+  await queueUsageAlertEvaluation(ctx, { events: storable, inserted });
   refusals.sort((a, b) => a.index - b.index);
   return {
     accepted: inserted,

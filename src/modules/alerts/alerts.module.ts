@@ -1,6 +1,7 @@
 import type { KoshModule } from '../../app-deps.js';
 import type { Ctx } from '../../platform/context.js';
 import { onEvent, type EventPayload } from '../../platform/events/events.js';
+import { usageAlertFold } from './alerts.jobs.js';
 import { evaluateAlerts } from './alerts.service.js';
 import { subscription } from '../events/index.js';
 
@@ -30,5 +31,7 @@ listener.batch = evaluateOnChanges;
 
 export const alertsModule: KoshModule = {
   name: 'alerts',
+  // Ingestion queues its usage deltas; the worker folds them into the usage alerts every second (decision 0900).
+  tickers: [usageAlertFold],
   init: () => onEvent(listener, subscription('alerts')),
 };

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import { plainArrayLiteral } from '../../platform/db/array-literal.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { AlertsTable, AlertType } from './alerts.tables.js';
 import './alerts.tables.js';
 
@@ -95,29 +96,57 @@ export async function archiveAlertRow(tx: Tx, tenantId: string, id: string, now:
 /** The end of the windows alerts measure: all events from the period start on. */
 const END_OF_TIME = '9999-12-31T23:59:59Z';
 
-/** The (customer, metric code) pairs an ingestion batch stored events for, as two aligned arrays. */
-const pairArrays = (pairs: { customerId: string; metricCode: string }[]) =>
-  sql`unnest(${pairs.map((p) => p.customerId)}::uuid[], ${pairs.map((p) => p.metricCode)}::text[]) AS p(c, m)`;
+/** The advisory lock between ingestion batches (shared) and the creation of a usage alert (exclusive), per tenant. */
+const usageQueueLock = (tenantId: string) => sql`hashtext('kosh.usage_alert_queue'), hashtext(${tenantId}::text)`;
 
 /**
- * Serializes the usage-alert evaluation of the customers with an active usage alert watching one
- * of these pairs until the transaction ends, in one statement: a second batch of the same customer
- * waits here for the first to commit, then measures with its events counted (two batches measuring
- * at once would each miss the other's events, and a crossing between them would go unseen). Taken
- * in one sorted order, so two batches never wait on each other. Answers the customers locked, as
- * comma-separated text (empty: no alert watches the batch, and there is nothing to evaluate); only
- * their alerts are evaluated, so an alert made visible between the two statements waits for the
- * next batch instead of being measured without its customer's lock.
+ * Queues what an ingestion batch stored for the usage alerts (decision 0900), in the batch's
+ * transaction and without waiting for the answer: one row carrying the batch's figures per
+ * (customer, metric id) pair, written only while the tenant has an active usage alert. The row is
+ * visible exactly when the batch's events are, so the fold that deletes it counts them once.
+ *
+ * Whether the tenant has an alert is read after the tenant's queue lock is held (shared, so batches
+ * never wait for each other): a usage alert being created holds it exclusively until it commits
+ * (holdUsageQueue), so a batch either commits before the alert is visible — and the fold that
+ * seeds the alert's total measures its events — or sees the alert and queues its row.
  */
-export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: { customerId: string; metricCode: string }[]): Promise<string> {
-  if (pairs.length === 0) return '';
-  const { rows } = await sql<{ n: number; customers: string | null }>`
-    SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k.k)))::int AS n, string_agg(k.c::text, ',') AS customers
-      FROM (SELECT DISTINCT ${tenantId}::text || '/' || a.customer_id::text COLLATE "C" AS k, a.customer_id AS c
-              FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
-             WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
-             ORDER BY 1) AS k`.execute(tx);
-  return rows[0]?.customers ?? '';
+export async function queueUsageDeltas(tx: WriteTx, tenantId: string, stored: StoredPairs, now: Date): Promise<void> {
+  if (stored.customers.length === 0) return;
+  // Its own statement: the insert's snapshot is taken once the lock is held.
+  await deferWrite(tx, sql`SELECT pg_advisory_xact_lock_shared(${usageQueueLock(tenantId)})`);
+  await deferWrite(
+    tx,
+    sql`
+    INSERT INTO usage_alert_pending (tenant_id, customers, metrics, vals, earliest, exact, created_at)
+    SELECT ${tenantId}::uuid, ${plainArrayLiteral(stored.customers)}::uuid[], ${plainArrayLiteral(stored.metrics)}::uuid[], ${stored.values}::text[],
+           ${plainArrayLiteral(stored.earliest)}::timestamptz[], ${stored.exact}::boolean, ${now}::timestamptz
+     WHERE EXISTS (SELECT 1 FROM alerts a WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold')`,
+  );
+}
+
+/** Holds the tenant's usage queue until the transaction ends: batches in flight commit first, later ones wait (see queueUsageDeltas). */
+export async function holdUsageQueue(tx: WriteTx, tenantId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${usageQueueLock(tenantId)})`.execute(tx);
+}
+
+/** The tenants of this mode with usage deltas waiting to be folded, oldest first. */
+export async function tenantsWithPendingUsage(db: Tx, mode: string): Promise<string[]> {
+  const { rows } = await sql<{ tenant_id: string }>`
+    SELECT p.tenant_id FROM (SELECT tenant_id, min(created_at) AS since FROM usage_alert_pending GROUP BY tenant_id) p
+      JOIN tenants t ON t.id = p.tenant_id
+     WHERE t.mode = ${mode}
+     ORDER BY p.since`.execute(db);
+  return rows.map((r) => r.tenant_id);
+}
+
+/**
+ * The tenant's usage-alert fold, held until the transaction ends, or false when another worker
+ * holds it (that one folds what is queued; what it misses waits for the next tick).
+ */
+export async function lockUsageFold(tx: WriteTx, tenantId: string): Promise<boolean> {
+  const { rows } = await sql<{ held: boolean }>`
+    SELECT pg_try_advisory_xact_lock(hashtext('kosh.usage_alert_fold'), hashtext(${tenantId}::text)) AS held`.execute(tx);
+  return rows[0]?.held === true;
 }
 
 /**
@@ -145,8 +174,11 @@ const PERIOD_QUANTITY = sql`(CASE o.aggregation
         END)`;
 
 /**
- * The usage alerts of the locked customers watching the batch's (customer, metric) pairs, measured
- * and triggered in ONE statement (decisions 0690, 0800, 0890): each alert's current period start (its
+ * Folds the tenant's queued usage deltas into its usage alerts, measured and triggered in ONE
+ * statement (decisions 0690, 0800, 0890, 0900): the queued rows are deleted and their figures
+ * summed per (customer, metric) pair — the pair's count, sum and max, its earliest event, and
+ * whether every batch was `exact` — then, for each active usage alert watching a pair, its current
+ * period start (its
  * subscription's, else the customer's first running one's by id, else `monthStart`; a one-off
  * alert's period starts at the epoch), skipping the alerts already triggered in that period; the
  * quantity of the alert's metric over [period start, end of time) as the metric aggregates it,
@@ -155,42 +187,44 @@ const PERIOD_QUANTITY = sql`(CASE o.aggregation
  * the value and period start.
  *
  * A recurring alert on a count, sum or max metric keeps its quantity in `usage_alert_totals`
- * (decision 0800). While its row is of the current period and settled, the batch is `exact` and its
- * pair's earliest event is in the period, the pair's own events move it (`total + delta`, or the
+ * (decision 0800). While its row is of the current period, every batch folded was `exact` and the
+ * pair's earliest event is in the period, the pair's own figures move it (`total + delta`, or the
  * greater for max) and nothing is re-aggregated. Otherwise — no row yet (a new alert), a new
  * period, a batch with duplicates (which events were new is not known), an event of the pair
- * before the period start, a row not yet settled — the period is measured as before and the row
- * (re)seeded with that quantity. A row seeded lists the transactions then in progress
- * (`unsettled`): a batch in flight before the alert was visible took no lock and will add no delta,
- * so the row is measured again until none of them is in progress for this statement's snapshot;
- * from then on every batch moving it holds the customer's lock and adds its delta.
+ * before the period start, a row seeded by an older version still listing `unsettled`
+ * transactions — the period is measured and the row (re)seeded with that quantity. One snapshot
+ * holds both the queued rows deleted and the events measured, and a batch's row is visible exactly
+ * when its events are: an event measured is never also added as a delta, and one not yet visible
+ * comes with its row in a later fold. Folds of one tenant run one after the other (lockUsageFold),
+ * so the total read is the one the update moves.
  *
- * Every pair's figures ride on its own row (decision 0890): no two intermediate results of the
- * statement are joined to each other, so the plan is index lookups per alert whatever the planner
- * guesses of their sizes (two 1 000-row CTEs joined by a nested loop cost a million comparisons a
- * batch). The delta's quantity is the total read plus the batch's figures: every batch that moves
- * a total holds its customer's lock, so the total read is the one the update moves.
+ * Every pair's figures ride on its own row (decision 0890): after the one aggregate of the queued
+ * rows, no two intermediate results of the statement are joined to each other, so the plan is index
+ * lookups per alert whatever the planner guesses of their sizes.
  */
-export async function triggerUsageAlerts(
-  tx: Tx,
+export async function foldUsageAlerts(
+  tx: WriteTx,
   tenantId: string,
-  stored: StoredPairs,
-  locked: string,
   running: readonly string[],
   monthStart: Date,
   now: Date,
 ): Promise<(AlertRow & { value: number; period_start: Date })[]> {
-  if (stored.customers.length === 0 || locked === '') return [];
   const { rows } = await sql<AlertRow & { value: number; period_start: Date }>`
-    WITH watching AS (
-      SELECT a.*, m.id AS metric_id, m.aggregation, b.n AS batch_n, b.s AS batch_s, b.mx AS batch_mx, p.earliest AS batch_earliest,
+    WITH taken AS (
+      DELETE FROM usage_alert_pending WHERE tenant_id = ${tenantId}::uuid RETURNING customers, metrics, vals, earliest, exact
+    ), pairs AS (
+      SELECT p.c, p.mid, sum(b.n) AS n, sum(b.s) AS s, max(b.mx) AS mx, min(p.earliest) AS earliest, bool_and(q.exact) AS exact
+        FROM taken q
+        CROSS JOIN LATERAL ROWS FROM (unnest(q.customers), unnest(q.metrics), unnest(q.vals), unnest(q.earliest)) AS p(c, mid, vals, earliest)
+        CROSS JOIN LATERAL (SELECT count(*)::numeric AS n, coalesce(sum(v), 0) AS s, max(v) AS mx FROM unnest(p.vals::numeric[]) AS v) b
+       GROUP BY p.c, p.mid
+    ), watching AS (
+      SELECT a.*, m.id AS metric_id, m.aggregation, p.n AS batch_n, p.s AS batch_s, p.mx AS batch_mx, p.earliest AS batch_earliest, p.exact AS batch_exact,
         CASE WHEN NOT a.recurring THEN 'epoch'::timestamptz
              ELSE coalesce(ss.current_period_start, sc.current_period_start, ${monthStart}::timestamptz) END AS period_start
-        FROM ROWS FROM (unnest(${plainArrayLiteral(stored.customers)}::uuid[]), unnest(${plainArrayLiteral(stored.metrics)}::uuid[]),
-                        unnest(${stored.values}::text[]), unnest(${plainArrayLiteral(stored.earliest)}::timestamptz[])) AS p(c, mid, vals, earliest)
+        FROM pairs p
         JOIN billable_metrics m ON m.tenant_id = ${tenantId}::uuid AND m.id = p.mid
         JOIN alerts a ON a.tenant_id = ${tenantId}::uuid AND a.customer_id = p.c AND a.metric_code = m.code
-        CROSS JOIN LATERAL (SELECT count(*)::numeric AS n, coalesce(sum(v), 0) AS s, max(v) AS mx FROM unnest(p.vals::numeric[]) AS v) b
         LEFT JOIN LATERAL (SELECT s.current_period_start FROM subscriptions s
                             WHERE a.recurring AND a.subscription_id IS NOT NULL
                               AND s.tenant_id = a.tenant_id AND s.id = a.subscription_id AND s.status = ANY(${[...running]}::text[])) ss ON true
@@ -199,11 +233,10 @@ export async function triggerUsageAlerts(
                               AND s.tenant_id = a.tenant_id AND s.customer_id = a.customer_id AND s.status = ANY(${[...running]}::text[])
                             ORDER BY s.id LIMIT 1) sc ON true
        WHERE a.status = 'active' AND a.type = 'usage_threshold'
-         AND a.customer_id = ANY(string_to_array(${locked}, ',')::uuid[])
     ), open AS (
       SELECT w.*, (w.recurring AND w.aggregation IN ('count', 'sum', 'max')) AS kept,
         t.period_start AS kept_start, t.total AS kept_total,
-        (t.period_start = w.period_start AND cardinality(t.unsettled) = 0 AND ${stored.exact}::boolean AND w.batch_earliest >= w.period_start) AS by_delta,
+        (t.period_start = w.period_start AND cardinality(t.unsettled) = 0 AND w.batch_exact AND w.batch_earliest >= w.period_start) AS by_delta,
         t.unsettled
         FROM watching w LEFT JOIN usage_alert_totals t ON t.tenant_id = w.tenant_id AND t.alert_id = w.id
        WHERE NOT EXISTS (SELECT 1 FROM alert_triggers t WHERE t.tenant_id = w.tenant_id AND t.alert_id = w.id AND t.period_start = w.period_start)
@@ -221,10 +254,7 @@ export async function triggerUsageAlerts(
         FROM open o
     ), seeded AS (
       INSERT INTO usage_alert_totals (tenant_id, alert_id, period_start, total, unsettled)
-      SELECT x.tenant_id, x.id, x.period_start, x.quantity,
-        CASE WHEN x.kept_start = x.period_start
-             THEN ARRAY(SELECT u FROM unnest(x.unsettled) AS u WHERE u IN (SELECT pg_snapshot_xip(pg_current_snapshot())))
-             ELSE ARRAY(SELECT pg_snapshot_xip(pg_current_snapshot())) END
+      SELECT x.tenant_id, x.id, x.period_start, x.quantity, '{}'::xid8[]
         FROM measured x
        WHERE x.kept AND NOT coalesce(x.by_delta, false)
       ON CONFLICT (tenant_id, alert_id) DO UPDATE SET period_start = excluded.period_start, total = excluded.total, unsettled = excluded.unsettled

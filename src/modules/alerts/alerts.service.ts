@@ -1,4 +1,5 @@
 import type { Ctx, ReadCtx } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { numberListsLiteral } from '../../platform/db/array-literal.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -18,8 +19,11 @@ import {
   insertTriggers,
   listAlertRows,
   liveTriggers,
-  lockUsageAlertEvaluation,
-  triggerUsageAlerts,
+  foldUsageAlerts,
+  holdUsageQueue,
+  lockUsageFold,
+  queueUsageDeltas,
+  tenantsWithPendingUsage,
   type AlertRow,
   type StoredPairs,
 } from './alerts.repository.js';
@@ -59,6 +63,9 @@ export async function createAlert(ctx: Ctx, body: CreateAlertBody): Promise<Aler
     if (body.currency) throw errors.invalidField('currency', 'a usage_threshold alert counts a quantity, not money');
   } else if (body.metric_code) throw errors.invalidField('metric_code', `a ${body.type} alert watches money, not a metric`);
   const currency = body.type === 'usage_threshold' ? null : (body.currency ?? (await getTenant(ctx)).base_currency);
+  // Batches in flight commit first, and later ones see this alert and queue their deltas for it
+  // (decision 0900): the fold that seeds its total measures every batch that queued nothing.
+  if (body.type === 'usage_threshold') await holdUsageQueue(ctx.tx, ctx.tenantId);
   const row = await insertAlert(ctx.tx, {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -153,10 +160,11 @@ async function measure(ctx: ReadCtx, alerts: AlertRow[], periods: Map<string, Da
 }
 
 /**
- * Evaluates the customers' active alerts of these types in the caller's transaction (ingestion:
- * once per batch; invoice and grant changes: once per event batch). A crossed alert triggers once
- * per period: the trigger row is inserted or nothing happens, and only a new row emits
- * `alert.triggered` (which also moves the entitlement version, so a block shows at once).
+ * Evaluates the customers' active alerts of these types in the caller's transaction (invoice and
+ * grant changes: once per event batch; ingestion's usage alerts are folded by the worker, see
+ * queueUsageAlertEvaluation). A crossed alert triggers once per period: the trigger row is
+ * inserted or nothing happens, and only a new row emits `alert.triggered` (which also moves the
+ * entitlement version, so a block shows at once).
  */
 export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: readonly AlertType[]): Promise<number> {
   const alerts = await activeAlertsOf(ctx.tx, ctx.tenantId, customerIds, types);
@@ -164,35 +172,45 @@ export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: rea
   return triggerCrossed(ctx, alerts, await periodsOf(ctx, alerts));
 }
 
-/** What an ingestion batch stored, for the running totals of the alerts watching it (decision 0800). */
+/** What an ingestion batch stored, for the running totals of the alerts watching it (decisions 0800, 0900). */
 export type UsageBatch = { events: EventInsert[]; inserted: number };
 
 /**
- * The usage alerts watching these (customer, metric code) pairs — the pairs an ingestion batch
- * stored events for — evaluated once for the whole batch in its transaction, set-based (decisions
- * 0430, 0690, 0800): alerts of the batch's customers on other metrics are not measured (their
- * quantity did not move), nor are alerts that already triggered in their current period (once per
- * period: nothing more can happen until the next one). Batches of the same customers evaluate one
- * after the other (an advisory lock per customer, taken by a first statement), so a threshold
- * crossed by two batches sent at once is seen by the second; a second statement, whose snapshot is
- * taken once the locks are held, moves the open alerts' running totals by the batch's events (or
- * measures the period where a total cannot be trusted), inserts the crossed ones' trigger rows and
- * answers the new ones, which emit `alert.triggered`. Two statements a batch whatever the number of
- * alerts; one when no alert watches the batch.
+ * Queues an ingestion batch's stored events for the usage alerts watching them (DESIGN §23,
+ * decision 0900): one row in the batch's transaction, no lock and no evaluation here. The worker
+ * folds the queued rows into the alerts about once a second (foldPendingUsageAlerts), one
+ * statement per tenant for every batch queued since.
  *
  * `batch` is what the batch stored: when every event in it was new (no duplicate, in the batch or
  * already stored), its events are the deltas, summed per pair; otherwise which ones were stored is
- * not known here, and the totals of the alerts it moves are measured again.
+ * not known here, and the fold measures again the totals of the alerts its pairs move.
  */
-export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[], batch: UsageBatch): Promise<number> {
-  if (pairs.length === 0) return 0;
-  const locked = await lockUsageAlertEvaluation(ctx.tx, ctx.tenantId, pairs);
-  if (locked === '') return 0;
-  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, storedPairs(batch), locked, RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
+export async function queueUsageAlertEvaluation(ctx: Ctx, batch: UsageBatch): Promise<void> {
+  if (batch.inserted === 0) return;
+  await queueUsageDeltas(ctx.tx, ctx.tenantId, storedPairs(batch), ctx.now);
+}
+
+/**
+ * Folds one tenant's queued usage deltas into its usage alerts (decision 0900), in one transaction
+ * that holds the tenant's fold (another worker folding it already: nothing happens, what it misses
+ * waits for the next tick). Alerts already triggered in their current period are not measured
+ * (once per period: nothing more can happen until the next one); a crossed one gets its trigger
+ * row and emits `alert.triggered` (which also moves the entitlement version, so a block shows at
+ * once). Answers how many triggered.
+ */
+export async function foldTenantUsageAlerts(ctx: Ctx): Promise<number> {
+  if (!(await lockUsageFold(ctx.tx, ctx.tenantId))) return 0;
+  // The statement runs after the lock: its snapshot sees what the previous fold committed.
+  const fresh = await foldUsageAlerts(ctx.tx, ctx.tenantId, RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
   for (const a of fresh) {
     await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: a.value, period_start: toIso(a.period_start) });
   }
   return fresh.length;
+}
+
+/** The tenants of `mode` whose ingestion queued usage deltas not yet folded. */
+export function tenantsToFold(db: Tx, mode: string): Promise<string[]> {
+  return tenantsWithPendingUsage(db, mode);
 }
 
 /** The batch's events per (customer, metric id) pair: their values and earliest instant (see StoredPairs). */

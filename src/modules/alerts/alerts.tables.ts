@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../platform/db/schema.js';
 
 export type AlertType = 'usage_threshold' | 'spend_threshold' | 'credit_balance_below';
@@ -41,10 +42,28 @@ export interface UsageAlertTotalsTable {
   unsettled: string[];
 }
 
+/**
+ * What an ingestion batch stored, queued for the usage alerts (decision 0900): the worker's fold
+ * deletes the rows it counts. Columns aligned per (customer, metric id) pair.
+ */
+export interface UsageAlertPendingTable {
+  tenant_id: string;
+  id: Generated<string>;
+  customers: string[];
+  metrics: string[];
+  /** Per pair, the values of its events as a numeric[] literal. */
+  vals: string[];
+  earliest: Timestamp[];
+  /** Every event of the batch was new: its events are the deltas. */
+  exact: boolean;
+  created_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     alerts: AlertsTable;
     alert_triggers: AlertTriggersTable;
     usage_alert_totals: UsageAlertTotalsTable;
+    usage_alert_pending: UsageAlertPendingTable;
   }
 }

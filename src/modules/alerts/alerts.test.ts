@@ -16,12 +16,16 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 let tx = 0;
-const ingest = (customer: string, n: number) =>
-  acme.http.POST('/v1/usage/events/batch', {
+/** Sends n events, then runs the worker once: its fold evaluates the usage alerts (decision 0900). */
+async function ingest(customer: string, n: number) {
+  const res = await acme.http.POST('/v1/usage/events/batch', {
     body: {
       events: Array.from({ length: n }, () => ({ transaction_id: `tx-${++tx}`, customer_id: customer, metric_code: 'api_calls' })),
     },
   });
+  await t.kosh.worker.drain();
+  return res;
+}
 
 const alert = async (body: operations['createAlert']['requestBody']['content']['application/json']) => {
   const res = await acme.http.POST('/v1/alerts', { body });
@@ -54,13 +58,13 @@ async function eventually(customer: string, expected: Record<string, unknown>) {
 }
 
 describe('alerts', () => {
-  it('usage_threshold with block: triggers once per period on ingestion, blocks entitlements, lifted by archiving', async () => {
+  it('usage_threshold with block: triggers once per period when the worker folds the usage, blocks entitlements, lifted by archiving', async () => {
     const customer = await createCustomer(acme);
     const cap = await alert({ customer_id: customer, type: 'usage_threshold', metric_code: 'api_calls', threshold: 3, action: 'block' });
     expect((await ingest(customer, 2)).status).toBe(202);
     expect(await triggers(cap.id)).toBe(0);
     expect(await entitlements(customer)).toMatchObject({ blocked: false });
-    // 2 + 2 = 4 ≥ 3: triggered by this batch, once.
+    // 2 + 2 = 4 ≥ 3: triggered by this batch's fold, once.
     await ingest(customer, 2);
     expect(await triggers(cap.id)).toBe(1);
     await eventually(customer, { blocked: true, blocked_reason: 'alert', blocked_by: cap.id });

@@ -175,10 +175,20 @@ export function backoffMs(attempts: number): number {
 /** A job kind the worker enqueues by itself every `everyMs` (once per slot, across all workers). */
 export type RecurringJob = { kind: string; everyMs: number };
 
+/**
+ * Work the worker does itself every `everyMs`, without a job row: a sweep of a queue table that
+ * holds its own work (the usage alerts' pending deltas, decision 0900), so nothing is lost if the
+ * sweep is missed and a tick that finds nothing costs one query. Every worker on no test clock
+ * runs it; `run` serializes itself where two workers must not overlap. `runOnce()` runs it first.
+ */
+export type Ticker = { name: string; everyMs: number; run: (env: JobEnv) => Promise<unknown> };
+
 export type WorkerOptions = {
   env: JobEnv;
   handlers: JobHandlers;
   recurring?: RecurringJob[];
+  /** Sweeps run every few seconds by the worker itself (not on a test clock's worker). */
+  tickers?: Ticker[];
   batchSize?: number;
   pollMs?: number;
   /**
@@ -214,6 +224,9 @@ export class Worker {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly recurring: RecurringJob[];
+  private readonly tickers: Ticker[];
+  private tickerLoops: Promise<void>[] = [];
+  private tickerStop = new AbortController();
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly tenantConcurrency: number;
@@ -252,12 +265,13 @@ export class Worker {
     this.batchSize = options.batchSize ?? 20;
     this.pollMs = options.pollMs ?? 500;
     this.recurring = options.recurring ?? [];
+    this.testClockId = options.testClockId ?? null;
+    this.tickers = this.testClockId === null ? (options.tickers ?? []) : [];
     this.concurrency = Math.max(1, options.concurrency ?? 2 * this.batchSize);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.tenantConcurrency = Math.max(1, options.tenantConcurrency ?? Math.floor(this.concurrency / 2));
     this.groupConcurrency = Math.max(1, options.groupConcurrency ?? Math.floor(this.concurrency / 4));
     this.borrowReserve = this.concurrency >= 4 ? Math.max(1, Math.floor(this.concurrency / 8)) : 0;
-    this.testClockId = options.testClockId ?? null;
   }
 
   /** The jobs this worker may touch: its test clock's, or those on no clock. */
@@ -281,6 +295,29 @@ export class Worker {
     if (!this.stopped) return;
     this.stopped = false;
     this.loop = this.runContinuously();
+    this.tickerStop = new AbortController();
+    this.tickerLoops = this.tickers.map((ticker) => this.tick(ticker));
+  }
+
+  /**
+   * Starts `ticker` every `everyMs` until stop() (at once again when a run took longer); a failed
+   * run is logged and the next one comes.
+   */
+  private async tick(ticker: Ticker): Promise<void> {
+    while (!this.stopped) {
+      const started = performance.now();
+      await this.runTicker(ticker);
+      const rest = ticker.everyMs - (performance.now() - started);
+      if (rest > 0) await sleep(rest, undefined, { signal: this.tickerStop.signal }).catch(() => undefined);
+    }
+  }
+
+  private async runTicker(ticker: Ticker): Promise<void> {
+    try {
+      await ticker.run(this.env);
+    } catch (error) {
+      this.env.logger.warn({ err: error, ticker: ticker.name }, 'worker sweep failed; retried on its next tick');
+    }
   }
 
   /** Stops claiming and waits for the jobs in hand to finish. */
@@ -288,12 +325,17 @@ export class Worker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
+    this.tickerStop.abort();
     await this.loop;
+    await Promise.all(this.tickerLoops);
     this.loop = undefined;
+    this.tickerLoops = [];
   }
 
-  /** Claims and runs one batch of due jobs; returns how many it claimed. */
+  /** Runs the sweeps once, then claims and runs one batch of due jobs; returns how many jobs it claimed. */
   async runOnce(): Promise<number> {
+    // Here a sweep's failure is the caller's (a test's) to see.
+    for (const ticker of this.tickers) await ticker.run(this.env);
     const now = this.env.clock.now();
     await this.housekeeping(now);
     const jobs = await this.claim(now, this.batchSize, this.batchSize);
