@@ -84,6 +84,30 @@ async function triggersOf(alertId: string, tenant = acme): Promise<{ rows: numbe
   return { rows: rows.rows[0]!.n, events: events.body.data.filter((e: { data: { object: { id: string } } }) => e.data.object.id === alertId).length };
 }
 
+/**
+ * A batch recorded through the ingestion flow in a transaction left open (its events and queued
+ * row stored, not visible to others) until `commit()` is called.
+ */
+async function batchInFlight(tenant: Tenant, events: Event[]): Promise<{ commit: () => Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let stored!: () => void;
+  const inserted = new Promise<void>((r) => (stored = r));
+  const inFlight = t.database.db.transaction().execute(async (tx) => {
+    await recordUsageEvents({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, events);
+    await sql`SELECT 1`.execute(tx); // the batch's deferred writes have been answered
+    stored();
+    await held;
+  });
+  await inserted;
+  return {
+    commit: async () => {
+      release();
+      await inFlight;
+    },
+  };
+}
+
 describe('usage alert running totals', () => {
   it('keeps the period sum exactly through duplicates, late and future events; triggers once when it is reached', async () => {
     const code = await metric('sum');
@@ -187,24 +211,13 @@ describe('usage alert running totals', () => {
     const fresh = await t.registerTenant({ gstin: gstinFor('29') });
     const code = await metric('sum', fresh);
     const customer = await createCustomer(fresh);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let stored!: () => void;
-    const inserted = new Promise<void>((r) => (stored = r));
     // A batch that stored 6 before there was an alert on the customer, and commits later.
-    const inFlight = t.database.db.transaction().execute(async (tx) => {
-      await recordUsageEvents({ tx, tenantId: fresh.tenantId, now: t.clock.now() }, [event(customer, code, 3), event(customer, code, 3)]);
-      await sql`SELECT 1`.execute(tx); // the batch's deferred writes have been answered
-      stored();
-      await held;
-    });
-    await inserted;
+    const { commit } = await batchInFlight(fresh, [event(customer, code, 3), event(customer, code, 3)]);
     let made = false;
     const creating = alert(customer, code, 10, fresh).then((id) => ((made = true), id));
     await new Promise((r) => setTimeout(r, 200));
     expect(made).toBe(false);
-    release();
-    await inFlight;
+    await commit();
     const id = await creating;
     await send([event(customer, code, 2)], 1, fresh);
     // Seeded by the fold from the events: the batch in flight (which queued nothing) counted, 6 + 2.
@@ -221,22 +234,11 @@ describe('usage alert running totals', () => {
     const id = await alert(customer, code, 5);
     await send([event(customer, code, 0)], 1);
     expect((await keptOf(id))?.total).toBe(1);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let stored!: () => void;
-    const inserted = new Promise<void>((r) => (stored = r));
-    const inFlight = t.database.db.transaction().execute(async (tx) => {
-      await recordUsageEvents({ tx, tenantId: acme.tenantId, now: t.clock.now() }, [event(customer, code, 0), event(customer, code, 0)]);
-      await sql`SELECT 1`.execute(tx);
-      stored();
-      await held;
-    });
-    await inserted;
+    const { commit } = await batchInFlight(acme, [event(customer, code, 0), event(customer, code, 0)]);
     // A fold while the batch is uncommitted sees neither its events nor its queued row.
     await send([event(customer, code, 0)], 1);
     expect((await keptOf(id))?.total).toBe(2);
-    release();
-    await inFlight;
+    await commit();
     await t.kosh.worker.drain();
     expect((await keptOf(id))?.total).toBe(4);
     await send([event(customer, code, 0)], 1);
