@@ -178,13 +178,12 @@ const PERIOD_QUANTITY = sql`(CASE o.aggregation
  * statement (decisions 0690, 0800, 0890, 0900): the queued rows are deleted and their figures
  * summed per (customer, metric) pair — the pair's count, sum and max, its earliest event, and
  * whether every batch was `exact` — then, for each active usage alert watching a pair, its current
- * period start (its
- * subscription's, else the customer's first running one's by id, else `monthStart`; a one-off
- * alert's period starts at the epoch), skipping the alerts already triggered in that period; the
- * quantity of the alert's metric over [period start, end of time) as the metric aggregates it,
- * billed in whole units (rounded up, never negative); a trigger row for each alert whose quantity
- * reached its threshold, `ON CONFLICT DO NOTHING`. Answers the alerts whose row is new, by id, with
- * the value and period start.
+ * period start (its subscription's, else the customer's first running one's by id, else
+ * `monthStart`; a one-off alert's period starts at the epoch), skipping the alerts already
+ * triggered in that period; the quantity of the alert's metric over [period start, end of time) as
+ * the metric aggregates it, billed in whole units (rounded up, never negative); a trigger row for
+ * each alert whose quantity reached its threshold, `ON CONFLICT DO NOTHING`. Answers the alerts
+ * whose row is new, by id, with the value and period start.
  *
  * A recurring alert on a count, sum or max metric keeps its quantity in `usage_alert_totals`
  * (decision 0800). While its row is of the current period, every batch folded was `exact` and the
