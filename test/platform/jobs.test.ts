@@ -249,6 +249,47 @@ describe('jobs', () => {
     });
   });
 
+  describe('tickers', () => {
+    it('runs a sweep every everyMs while started, logs a failing run and goes on, and stops with the worker; runOnce runs it first', async () => {
+      const runs: number[] = [];
+      const ticker = {
+        name: 'test.sweep',
+        everyMs: 30,
+        run: async () => {
+          runs.push(performance.now());
+          if (runs.length === 2) throw new Error('this run fails');
+        },
+      };
+      const env = { db: database.db, clock, config, logger, secrets, scope: new AppScope() };
+      const started = new Worker({ env, handlers: {}, tickers: [ticker], pollMs: 20 });
+      started.start();
+      // Runs after the failing second one: the sweep goes on (waited for, however slow the machine).
+      for (let waited = 0; runs.length < 4 && waited < 10_000; waited += 10) await sleep(10);
+      await started.stop();
+      const seen = runs.length;
+      expect(seen).toBeGreaterThanOrEqual(4);
+      // Each run starts at least everyMs after the one before.
+      for (let i = 1; i < runs.length; i += 1) expect(runs[i]! - runs[i - 1]!).toBeGreaterThanOrEqual(25);
+      await sleep(100);
+      expect(runs.length).toBe(seen);
+      // What tests drain: the sweep runs before the claim, and its failure is the caller's.
+      const drained = new Worker({ env, handlers: {}, tickers: [{ ...ticker, run: async () => void runs.push(-1) }] });
+      await drained.runOnce();
+      expect(runs.at(-1)).toBe(-1);
+      const failing = new Worker({ env, handlers: {}, tickers: [{ ...ticker, run: () => Promise.reject(new Error('sweep broke')) }] });
+      await expect(failing.runOnce()).rejects.toThrow('sweep broke');
+      // A test clock's worker runs no sweeps.
+      const onClock = new Worker({
+        env,
+        handlers: {},
+        tickers: [{ ...ticker, run: async () => void runs.push(-2) }],
+        testClockId: '00000000-0000-4000-8000-000000000001',
+      });
+      await onClock.runOnce();
+      expect(runs.at(-1)).toBe(-1);
+    });
+  });
+
   describe('purge', () => {
     it('deletes jobs done more than a week ago, in batches, and keeps everything else', async () => {
       const week = FINISHED_JOB_RETENTION_MS;
