@@ -11,12 +11,13 @@
  *    HTTP_EVENTS events are sent → events_per_s (accepted events / wall time). Then ALERTS
  *    active `usage_threshold` alerts (notify) are added round robin over the customers, with
  *    thresholds spread so some are crossed at once, some during the phase and some never, and
- *    HTTP_EVENTS more events are sent the same way with the worker started (each batch queues its
- *    deltas; the worker folds them into the alerts every second, decision 0900) →
- *    events_per_s_with_alerts: events stored / the time until the last request was answered AND
- *    the queue it left was folded; alert_lag_ms and alert_lag_p50_ms: the oldest queued row's age,
- *    sampled every 100 ms, at most and at the median (how late an alert triggers). Checks: every event stored once, and every crossed alert has
- *    exactly one trigger row and one `alert.triggered` event.
+ *    HTTP_EVENTS more events are sent the same way while the worker's fold runs every second (each
+ *    batch queues its deltas and the fold moves the alerts, decision 0900; the rest of the worker
+ *    stays off) → events_per_s_with_alerts: events stored / the time until the last request was
+ *    answered AND the queue it left was folded; alert_lag_ms and alert_lag_p50_ms: the oldest
+ *    queued row's age, sampled every 100 ms, at most and at the median (how late an alert
+ *    triggers). Checks: every event stored once, and every crossed alert has exactly one trigger
+ *    row and one `alert.triggered` event.
  * 2. Billing: the rest of the period's EVENTS events are inserted with one set-based SQL statement
  *    (sending 5 000 000 through HTTP would take minutes on this machine and measures nothing more),
  *    ANALYZE, then the billing run (`runBillingRun`) renews every subscription — one grouped usage

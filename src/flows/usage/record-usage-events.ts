@@ -22,7 +22,7 @@ const issueText = (issues: { path: PropertyKey[]; message: string }[]) =>
 /** A uuid as PostgreSQL writes it; a customer_id in capitals names no customer (it never did). */
 const LOWER_UUID = /^[0-9a-f-]{36}$/;
 
-/** A storable event, with its (customer, metric) pair's key for the late check and the alerts. */
+/** A storable event, with its (customer, metric) pair's key for the late check. */
 type Resolved = { index: number; row: EventInsert; metricCode: string; pair: string };
 
 /**

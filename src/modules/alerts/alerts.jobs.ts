@@ -1,5 +1,6 @@
 import type { JobEnv, Ticker } from '../../platform/jobs/jobs.js';
-import { foldTenantUsageAlerts, tenantsToFold } from './alerts.service.js';
+import { tenantsWithPendingUsage } from './alerts.repository.js';
+import { foldTenantUsageAlerts } from './alerts.service.js';
 
 /** How often the worker folds the usage deltas ingestion queued (decision 0900): an alert triggers within about this long. */
 export const USAGE_ALERT_FOLD_MS = 1_000;
@@ -11,7 +12,7 @@ export const USAGE_ALERT_FOLD_MS = 1_000;
  */
 export async function foldPendingUsageAlerts(env: JobEnv): Promise<number> {
   let triggered = 0;
-  for (const tenantId of await tenantsToFold(env.db, env.config.mode)) {
+  for (const tenantId of await tenantsWithPendingUsage(env.db, env.config.mode)) {
     try {
       triggered += await env.db.transaction().execute((tx) => foldTenantUsageAlerts({ tx, tenantId, now: env.clock.now() }));
     } catch (error) {

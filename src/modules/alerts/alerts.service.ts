@@ -1,5 +1,4 @@
 import type { Ctx, ReadCtx } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { numberListsLiteral } from '../../platform/db/array-literal.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -23,7 +22,6 @@ import {
   holdUsageQueue,
   lockUsageFold,
   queueUsageDeltas,
-  tenantsWithPendingUsage,
   type AlertRow,
   type StoredPairs,
 } from './alerts.repository.js';
@@ -206,11 +204,6 @@ export async function foldTenantUsageAlerts(ctx: Ctx): Promise<number> {
     await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: a.value, period_start: toIso(a.period_start) });
   }
   return fresh.length;
-}
-
-/** The tenants of `mode` whose ingestion queued usage deltas not yet folded. */
-export function tenantsToFold(db: Tx, mode: string): Promise<string[]> {
-  return tenantsWithPendingUsage(db, mode);
 }
 
 /** The batch's events per (customer, metric id) pair: their values and earliest instant (see StoredPairs). */
